@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/export.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace babelqueue {
+
+/// Stable error codes; `Error::code()` returns one of these. Values never change meaning.
+enum class ErrorCode {
+  Decode = 1,            ///< bytes are not a decodable envelope (poison)
+  Encode = 2,            ///< an envelope could not be encoded (invalid UTF-8, non-finite number)
+  EmptyUrn = 3,          ///< make()/publish() with a blank URN
+  Config = 4,            ///< bad configuration (URL, option values); never transient
+  Transport = 5,         ///< broker I/O failed
+  Timeout = 6,           ///< a broker operation timed out (transient)
+  Closed = 7,            ///< the object was closed
+  ReleaseUnsupported = 8,  ///< a Releaser cannot release this message in place
+  DelayUnsupported = 9,  ///< the transport has no delayed publish
+  Randomness = 10,       ///< the CSPRNG failed
+  InvalidPayload = 11,   ///< payload schema validation failed (HLP-13)
+  Usage = 12,            ///< an API was called in a way it does not allow
+};
+
+/// Root of the babelqueue exception hierarchy.
+///
+/// Thread-safety: immutable after construction; safe to share.
+class BABELQUEUE_EXPORT Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& what, bool transient = false)
+      : std::runtime_error(what), code_(code), transient_(transient) {}
+
+  /// The stable code of this error.
+  [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+  /// True when retrying the same operation later may succeed (connection refused, timeout, ...).
+  [[nodiscard]] bool is_transient() const noexcept { return transient_; }
+
+ private:
+  ErrorCode code_;
+  bool transient_;
+};
+
+/// Bad configuration: a URL, an option value, an unknown strategy. Never transient.
+class BABELQUEUE_EXPORT ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& what) : Error(ErrorCode::Config, what) {}
+};
+
+/// The bytes are not a decodable envelope (ENV-16..22). `offset()` is the byte position of a
+/// syntax error, or 0 when the error is about a member's type.
+class BABELQUEUE_EXPORT DecodeError : public Error {
+ public:
+  explicit DecodeError(const std::string& what, std::size_t offset = 0)
+      : Error(ErrorCode::Decode, what), offset_(offset) {}
+  [[nodiscard]] std::size_t offset() const noexcept { return offset_; }
+
+ private:
+  std::size_t offset_;
+};
+
+/// An envelope or JSON value could not be encoded (ENV-14).
+class BABELQUEUE_EXPORT EncodeError : public Error {
+ public:
+  explicit EncodeError(const std::string& what) : Error(ErrorCode::Encode, what) {}
+};
+
+/// Broker I/O failure. `is_transient()` tells whether the consumer should reconnect and retry.
+class BABELQUEUE_EXPORT TransportError : public Error {
+ public:
+  explicit TransportError(const std::string& what, bool transient = true)
+      : Error(ErrorCode::Transport, what, transient) {}
+
+ protected:
+  TransportError(ErrorCode code, const std::string& what, bool transient)
+      : Error(code, what, transient) {}
+};
+
+/// A broker operation timed out. Always transient.
+class BABELQUEUE_EXPORT TimeoutError : public TransportError {
+ public:
+  explicit TimeoutError(const std::string& what) : TransportError(ErrorCode::Timeout, what, true) {}
+};
+
+/// The object was closed; every call after `close()` fails with this.
+class BABELQUEUE_EXPORT ClosedError : public Error {
+ public:
+  explicit ClosedError(const std::string& what = "closed") : Error(ErrorCode::Closed, what) {}
+};
+
+/// A minimal `std::expected`-shaped result: either a value or an error object.
+///
+/// Thread-safety: a value type; as thread-safe as `T` and `E`.
+template <class T, class E = Error>
+class Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+
+  [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  /// The value; throws the held error when there is none.
+  T& value() & {
+    if (!has_value()) throw std::get<1>(v_);
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    if (!has_value()) throw std::get<1>(v_);
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    if (!has_value()) throw std::get<1>(v_);
+    return std::get<0>(std::move(v_));
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  /// The error; only valid when `!has_value()`.
+  [[nodiscard]] const E& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, E> v_;
+};
+
+}  // namespace babelqueue

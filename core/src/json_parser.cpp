@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#include "json_build.hpp"
+
+#include <simdjson.h>
+
+#include <string>
+
+namespace babelqueue {
+namespace detail {
+
+bool valid_utf8(std::string_view s) noexcept {
+  // Short ASCII strings (every envelope field) skip the library call.
+  if (s.size() <= 64) {
+    bool ascii = true;
+    for (char ch : s) ascii &= static_cast<unsigned char>(ch) < 0x80;
+    if (ascii) return true;
+  }
+  return simdjson::validate_utf8(s.data(), s.size());
+}
+
+void BuildHandler::insert(Frame& f, Json v) {
+  auto& obj = f.value.as_object();
+  // Duplicate names: the last value wins at the first position (ENV-19).
+  if (obj.size() < kIndexThreshold) {
+    for (auto& m : obj) {
+      if (m.first == f.key) {
+        m.second = std::move(v);
+        return;
+      }
+    }
+    obj.emplace_back(std::move(f.key), std::move(v));
+    return;
+  }
+  if (!f.index) {
+    f.index = std::make_unique<std::unordered_multimap<std::size_t, std::size_t>>();
+    for (std::size_t i = 0; i < obj.size(); ++i) {
+      f.index->emplace(std::hash<std::string>{}(obj[i].first), i);
+    }
+  }
+  const std::size_t h = std::hash<std::string>{}(f.key);
+  auto [lo, hi] = f.index->equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    if (obj[it->second].first == f.key) {
+      obj[it->second].second = std::move(v);
+      return;
+    }
+  }
+  f.index->emplace(h, obj.size());
+  obj.emplace_back(std::move(f.key), std::move(v));
+}
+
+DecodeError syntax_error(const Cursor& c) {
+  return DecodeError("invalid JSON at offset " + std::to_string(c.error_offset) + ": " + c.error,
+                     c.error_offset);
+}
+
+Result<Json, DecodeError> parse_json(std::string_view text, bool check_utf8) {
+  if (check_utf8 && !valid_utf8(text)) return DecodeError("text is not valid UTF-8", 0);
+  Cursor c(text);
+  skip_ws(c);
+  BuildHandler h;
+  if (!parse_value(c, h, 0)) return syntax_error(c);
+  skip_ws(c);
+  if (!c.at_end()) {
+    return DecodeError("trailing data at offset " + std::to_string(c.offset()), c.offset());
+  }
+  return std::move(h.result);
+}
+
+}  // namespace detail
+
+Json Json::parse(std::string_view text) { return detail::parse_json(text, true).value(); }
+
+Result<Json, DecodeError> Json::try_parse(std::string_view text) {
+  try {
+    return detail::parse_json(text, true);
+  } catch (const std::bad_alloc&) {
+    return DecodeError("out of memory while parsing JSON");
+  }
+}
+
+}  // namespace babelqueue
