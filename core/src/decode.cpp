@@ -6,6 +6,8 @@
 #include <babelqueue/codec.hpp>
 
 #include <charconv>
+#include <optional>
+#include <cstring>
 #include <string>
 
 #include "envelope_access.hpp"
@@ -38,17 +40,29 @@ struct Problem {
   std::string detail;
 };
 
-// A string member: absent/null, a string, or a type problem.
+// A string member: absent/null, a string, or a type problem. Trivial on purpose: the decoder
+// leaves fields it has not met uninitialized and tracks them in a bit set instead of zeroing a
+// large object per decode.
 struct StrField {
-  bool present = false;
   RawString raw;
-  const char* bad_type = nullptr;  // the JSON type seen instead of a string
+  bool present;
+  char bad_first;  // first byte of a value of another JSON type (0: none)
 };
 
 struct IntField {
-  bool present = false;
-  std::int64_t value = 0;
-  std::string bad;  // non-empty: why the value is not an ENV-20 (I) integer
+  bool present;
+  std::int64_t value;
+  const char* bad;          // why the value is not an ENV-20 (I) integer
+  std::string_view lexeme;  // the offending number, for the message
+};
+
+// Which of the always-present fields have been written.
+enum Seen : unsigned {
+  kSeenJob = 1U << 0,
+  kSeenUrn = 1U << 1,
+  kSeenTraceId = 1U << 2,
+  kSeenAttempts = 1U << 3,
+  kSeenMeta = 1U << 4,  // all five meta fields
 };
 
 // Forbidden members (ENV-28), one bit each.
@@ -60,6 +74,61 @@ enum Forbidden : unsigned {
   kTs = 1U << 4,
 };
 
+// Parses an integer lexeme (already grammar-checked) into int64; false when out of range.
+bool parse_int64(std::string_view lex, std::int64_t& out) {
+  const bool neg = lex.front() == '-';
+  const std::string_view digits = neg ? lex.substr(1) : lex;
+  if (digits.size() <= 18) {  // cannot overflow
+    std::int64_t v = 0;
+    for (char ch : digits) v = v * 10 + (ch - '0');
+    out = neg ? -v : v;
+    return true;
+  }
+  auto r = std::from_chars(lex.data(), lex.data() + lex.size(), out);
+  return r.ec == std::errc();
+}
+
+inline bool same_bytes(const char* p, std::string_view want) {
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (p[i] != want[i]) return false;
+  }
+  return true;
+}
+
+// Member names in the ENV-12 order, which every SDK-encoded body follows.
+constexpr std::string_view kTopOrder[] = {"job", "trace_id", "data", "meta", "attempts"};
+constexpr std::string_view kMetaOrder[] = {"id", "queue", "lang", "schema_version", "created_at"};
+constexpr std::string_view kDeadLetterOrder[] = {"reason",         "error",    "exception", "failed_at",
+                                                 "original_queue", "attempts", "lang"};
+
+enum class Top { Job, Urn, TraceId, Data, Meta, Attempts, DeadLetter, Timestamp, Unknown };
+
+// Dispatch on length first: one comparison for each known name.
+Top top_level_member(std::string_view n) {
+  switch (n.size()) {
+    case 3:
+      if (n == "job") return Top::Job;
+      if (n == "urn") return Top::Urn;
+      break;
+    case 4:
+      if (n == "data") return Top::Data;
+      if (n == "meta") return Top::Meta;
+      break;
+    case 8:
+      if (n == "trace_id") return Top::TraceId;
+      if (n == "attempts") return Top::Attempts;
+      break;
+    case 9:
+      if (n == "timestamp") return Top::Timestamp;
+      break;
+    case 11:
+      if (n == "dead_letter") return Top::DeadLetter;
+      break;
+    default: break;
+  }
+  return Top::Unknown;
+}
+
 class Decoder {
  public:
   explicit Decoder(std::string_view body) : body_(body), c_(body) {}
@@ -69,8 +138,8 @@ class Decoder {
  private:
   // Iterates the members of the object at c_.p ('{'); calls fn(name, first_char_of_value) with
   // the cursor at the value, and fn must consume it.
-  template <class Fn>
-  bool members(Fn&& fn);
+  template <std::size_t N, class Fn>
+  bool members(const std::string_view (&expected)[N], Fn&& fn);
   bool skip_value(int depth) {
     detail::NullHandler h;
     return detail::parse_value(c_, h, depth);
@@ -83,8 +152,10 @@ class Decoder {
   bool read_string(StrField& f, int depth);
   bool read_int(IntField& f, int depth);
   bool read_unknown(RawMembers& into, std::string_view name, int depth);
+  bool read_data();
   bool read_meta();
   bool read_dead_letter();
+  Result<Envelope, DecodeError> finish(std::vector<std::string>* warnings);
   std::string_view key_text(const RawString& k) {
     if (!k.escaped) return k.raw;
     key_scratch_.clear();
@@ -92,15 +163,16 @@ class Decoder {
     return key_scratch_;
   }
   void note(const char* field, const StrField& f) {
-    if (f.bad_type != nullptr && problem_.field == nullptr) {
+    if (f.bad_first != 0 && problem_.field == nullptr) {
       problem_.field = field;
-      problem_.detail = std::string("expected string, got ") + f.bad_type;
+      problem_.detail = std::string("expected string, got ") + json_type_name(f.bad_first);
     }
   }
   void note(const char* field, const IntField& f) {
-    if (!f.bad.empty() && problem_.field == nullptr) {
+    if (f.bad != nullptr && problem_.field == nullptr) {
       problem_.field = field;
-      problem_.detail = f.bad;
+      problem_.detail = std::string(f.bad);
+      if (!f.lexeme.empty()) problem_.detail.append(f.lexeme.substr(0, 40));
     }
   }
 
@@ -109,12 +181,15 @@ class Decoder {
   std::string key_scratch_;
   Problem problem_;
   unsigned forbidden_ = 0;
+  unsigned seen_ = 0;
+  void settle();  // gives every field that was never met its absent value
 
   // Top level.
   StrField job_, urn_, trace_id_;
   bool has_data_ = false;
   const char* data_bad_ = nullptr;
-  Json data_ = Json(JsonObject{});
+  std::string_view data_raw_;
+  bool data_canonical_ = false;
   IntField attempts_;
   RawMembers unknown_;
   // meta
@@ -124,31 +199,68 @@ class Decoder {
   IntField schema_version_, created_at_;
   RawMembers meta_unknown_;
   // dead_letter
-  bool has_dl_ = false;
+  // dead_letter: rare, so its fields only exist when the member does.
+  struct DeadLetterFields {
+    StrField reason, error, exception, original_queue, lang;
+    IntField failed_at, attempts;
+    RawMembers unknown;
+  };
   const char* dl_bad_ = nullptr;
-  StrField dl_reason_, dl_error_, dl_exception_, dl_original_queue_, dl_lang_;
-  IntField dl_failed_at_, dl_attempts_;
-  RawMembers dl_unknown_;
+  std::optional<DeadLetterFields> dl_;
 };
 
-template <class Fn>
-bool Decoder::members(Fn&& fn) {
+void Decoder::settle() {
+  constexpr StrField kNoString{{}, false, 0};
+  constexpr IntField kNoInt{false, 0, nullptr, {}};
+  if ((seen_ & kSeenJob) == 0) job_ = kNoString;
+  if ((seen_ & kSeenUrn) == 0) urn_ = kNoString;
+  if ((seen_ & kSeenTraceId) == 0) trace_id_ = kNoString;
+  if ((seen_ & kSeenAttempts) == 0) attempts_ = kNoInt;
+  if ((seen_ & kSeenMeta) == 0) {
+    meta_id_ = meta_queue_ = meta_lang_ = kNoString;
+    schema_version_ = created_at_ = kNoInt;
+  }
+}
+
+template <std::size_t N, class Fn>
+bool Decoder::members(const std::string_view (&expected)[N], Fn&& fn) {
   ++c_.p;  // '{'
   detail::skip_ws(c_);
   if (c_.p < c_.end && *c_.p == '}') {
     ++c_.p;
     return true;
   }
+  std::size_t next = 0;  // index of the member name we expect next in canonical order
   for (;;) {
     if (c_.p >= c_.end || *c_.p != '"') return c_.fail("expected a member name");
-    RawString k;
-    if (!detail::scan_string(c_, k)) return false;
-    detail::skip_ws(c_);
-    if (c_.p >= c_.end || *c_.p != ':') return c_.fail("expected ':'");
-    ++c_.p;
+    std::string_view name;
+    int known = -1;
+    // Fast path: the canonical order, written compactly (`"job":`). A match is exact, because
+    // a raw name cannot hold an unescaped quote.
+    if (next < N) {
+      const std::string_view want = expected[next];
+      const auto left = static_cast<std::size_t>(c_.end - c_.p);
+      if (left > want.size() + 2 && c_.p[want.size() + 1] == '"' &&
+          c_.p[want.size() + 2] == ':' && same_bytes(c_.p + 1, want)) {
+        name = want;
+        known = static_cast<int>(next);
+        c_.p += want.size() + 3;
+        ++next;
+      } else {
+        next = N;  // off the canonical track: stop predicting
+      }
+    }
+    if (name.data() == nullptr) {
+      RawString k;
+      if (!detail::scan_string(c_, k)) return false;
+      detail::skip_ws(c_);
+      if (c_.p >= c_.end || *c_.p != ':') return c_.fail("expected ':'");
+      ++c_.p;
+      name = key_text(k);
+    }
     detail::skip_ws(c_);
     if (c_.p >= c_.end) return c_.fail("unexpected end of input");
-    if (!fn(key_text(k))) return false;
+    if (!fn(name, known)) return false;
     detail::skip_ws(c_);
     if (c_.p >= c_.end) return c_.fail("unexpected end of input");
     if (*c_.p == ',') {
@@ -165,34 +277,56 @@ bool Decoder::members(Fn&& fn) {
 }
 
 bool Decoder::read_string(StrField& f, int depth) {
-  f = StrField{};
+  f.present = false;
+  f.bad_first = 0;
   const char first = *c_.p;
   if (first == '"') {
     f.present = true;
     return detail::scan_string(c_, f.raw);
   }
   if (first == 'n') return detail::scan_literal(c_, "null");
-  f.bad_type = json_type_name(first);
+  f.bad_first = first;
   return skip_value(depth);
 }
 
 bool Decoder::read_int(IntField& f, int depth) {
-  f = IntField{};
+  f = IntField{false, 0, nullptr, {}};
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '-' && !detail::is_digit(first)) {
-    f.bad = std::string("expected integer, got ") + json_type_name(first);
+    f.bad = first == '"'   ? "expected integer, got string"
+            : first == '{' ? "expected integer, got object"
+            : first == '[' ? "expected integer, got array"
+                           : "expected integer, got boolean";
     return skip_value(depth);
+  }
+  {
+    // Fast path: up to 18 digits cannot overflow int64.
+    const char* p = c_.p;
+    const bool neg = *p == '-';
+    if (neg) ++p;
+    const char* digits = p;
+    std::int64_t v = 0;
+    while (p < c_.end && detail::is_digit(*p) && p - digits < 18) v = v * 10 + (*p++ - '0');
+    const auto nd = p - digits;
+    if (nd > 0 && !(nd > 1 && *digits == '0') &&
+        (p >= c_.end || (*p != '.' && *p != 'e' && *p != 'E' && !detail::is_digit(*p)))) {
+      f.value = neg ? -v : v;
+      f.present = true;
+      c_.p = p;
+      return true;
+    }
   }
   RawNumber n;
   if (!detail::scan_number(c_, n)) return false;
   if (!n.integer) {
-    f.bad = "expected integer, got " + std::string(n.lexeme);
+    f.bad = "expected integer, got ";
+    f.lexeme = n.lexeme;
     return true;
   }
-  auto r = std::from_chars(n.lexeme.data(), n.lexeme.data() + n.lexeme.size(), f.value);
-  if (r.ec != std::errc()) {
-    f.bad = "integer out of range: " + std::string(n.lexeme.substr(0, 40));
+  if (!parse_int64(n.lexeme, f.value)) {
+    f.bad = "integer out of range: ";
+    f.lexeme = n.lexeme;
     return true;
   }
   f.present = true;
@@ -210,8 +344,9 @@ bool Decoder::read_unknown(RawMembers& into, std::string_view name, int depth) {
 bool Decoder::read_meta() {
   has_meta_ = false;
   meta_bad_ = nullptr;
-  meta_id_ = meta_queue_ = meta_lang_ = StrField{};
-  schema_version_ = created_at_ = IntField{};
+  meta_id_ = meta_queue_ = meta_lang_ = StrField{{}, false, 0};
+  schema_version_ = created_at_ = IntField{false, 0, nullptr, {}};
+  seen_ |= kSeenMeta;
   meta_unknown_.clear();
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
@@ -220,7 +355,15 @@ bool Decoder::read_meta() {
     return skip_value(1);
   }
   has_meta_ = true;
-  return members([this](std::string_view name) {
+  return members(kMetaOrder, [this](std::string_view name, int known) {
+    switch (known) {
+      case 0: return read_string(meta_id_, 2);
+      case 1: return read_string(meta_queue_, 2);
+      case 2: return read_string(meta_lang_, 2);
+      case 3: return read_int(schema_version_, 2);
+      case 4: return read_int(created_at_, 2);
+      default: break;
+    }
     if (name == "id") return read_string(meta_id_, 2);
     if (name == "queue") return read_string(meta_queue_, 2);
     if (name == "lang") return read_string(meta_lang_, 2);
@@ -240,27 +383,24 @@ bool Decoder::read_meta() {
 }
 
 bool Decoder::read_dead_letter() {
-  has_dl_ = false;
   dl_bad_ = nullptr;
-  dl_reason_ = dl_error_ = dl_exception_ = dl_original_queue_ = dl_lang_ = StrField{};
-  dl_failed_at_ = dl_attempts_ = IntField{};
-  dl_unknown_.clear();
+  dl_.reset();
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '{') {
     dl_bad_ = json_type_name(first);
     return skip_value(1);
   }
-  has_dl_ = true;
-  return members([this](std::string_view name) {
-    if (name == "reason") return read_string(dl_reason_, 2);
-    if (name == "error") return read_string(dl_error_, 2);
-    if (name == "exception") return read_string(dl_exception_, 2);
-    if (name == "failed_at") return read_int(dl_failed_at_, 2);
-    if (name == "original_queue") return read_string(dl_original_queue_, 2);
-    if (name == "attempts") return read_int(dl_attempts_, 2);
-    if (name == "lang") return read_string(dl_lang_, 2);
-    return read_unknown(dl_unknown_, name, 2);
+  DeadLetterFields& d = dl_.emplace();
+  return members(kDeadLetterOrder, [this, &d](std::string_view name, int /*known*/) {
+    if (name == "reason") return read_string(d.reason, 2);
+    if (name == "error") return read_string(d.error, 2);
+    if (name == "exception") return read_string(d.exception, 2);
+    if (name == "failed_at") return read_int(d.failed_at, 2);
+    if (name == "original_queue") return read_string(d.original_queue, 2);
+    if (name == "attempts") return read_int(d.attempts, 2);
+    if (name == "lang") return read_string(d.lang, 2);
+    return read_unknown(d.unknown, name, 2);
   });
 }
 
@@ -280,40 +420,56 @@ Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
     }
     return DecodeError(std::string("expected a JSON object, got ") + json_type_name(first));
   }
-  const bool ok = members([this](std::string_view name) {
-    if (name == "job") return read_string(job_, 1);
-    if (name == "urn") return read_string(urn_, 1);  // any other type: ignored (ENV-20)
-    if (name == "trace_id") return read_string(trace_id_, 1);
-    if (name == "data") {
-      has_data_ = false;
-      data_bad_ = nullptr;
-      const char first = *c_.p;
-      if (first == 'n') return detail::scan_literal(c_, "null");
-      if (first != '{') {
-        data_bad_ = json_type_name(first);
+  static constexpr Top kKnown[] = {Top::Job, Top::TraceId, Top::Data, Top::Meta, Top::Attempts};
+  const bool ok = members(kTopOrder, [this](std::string_view name, int known) {
+    switch (known >= 0 ? kKnown[known] : top_level_member(name)) {
+      case Top::Job: seen_ |= kSeenJob; return read_string(job_, 1);
+      case Top::Urn: seen_ |= kSeenUrn; return read_string(urn_, 1);  // other types ignored
+      case Top::TraceId: seen_ |= kSeenTraceId; return read_string(trace_id_, 1);
+      case Top::Data: return read_data();
+      case Top::Meta: return read_meta();
+      case Top::Attempts: seen_ |= kSeenAttempts; return read_int(attempts_, 1);
+      case Top::DeadLetter: return read_dead_letter();
+      case Top::Timestamp:
+        forbidden_ |= kTimestamp;
         return skip_value(1);
-      }
-      has_data_ = true;
-      detail::BuildHandler h;
-      if (!detail::parse_value(c_, h, 1)) return false;
-      data_ = std::move(h.result);
-      return true;
-    }
-    if (name == "meta") return read_meta();
-    if (name == "attempts") return read_int(attempts_, 1);
-    if (name == "dead_letter") return read_dead_letter();
-    if (name == "timestamp") {
-      forbidden_ |= kTimestamp;
-      return skip_value(1);
+      case Top::Unknown: break;
     }
     return read_unknown(unknown_, name, 1);
   });
   if (!ok) return detail::syntax_error(c_);
+  return finish(warnings);
+}
+
+bool Decoder::read_data() {
+  has_data_ = false;
+  data_bad_ = nullptr;
+  const char first = *c_.p;
+  if (first == 'n') return detail::scan_literal(c_, "null");
+  if (first != '{') {
+    data_bad_ = json_type_name(first);
+    return skip_value(1);
+  }
+  // Validate now, build the Json on first access (Envelope::data()).
+  has_data_ = true;
+  const char* start = c_.p;
+  const bool ws_before = c_.saw_ws;
+  c_.saw_ws = false;
+  detail::CanonicalHandler h;
+  if (!detail::parse_value(c_, h, 1)) return false;
+  data_raw_ = std::string_view(start, static_cast<std::size_t>(c_.p - start));
+  data_canonical_ = h.canonical && !c_.saw_ws;
+  c_.saw_ws = ws_before;
+  return true;
+}
+
+Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings) {
   detail::skip_ws(c_);
   if (!c_.at_end()) {
     return DecodeError("trailing data at offset " + std::to_string(c_.offset()), c_.offset());
   }
 
+  settle();
   // Member types of the winning values (ENV-20).
   note("job", job_);
   note("trace_id", trace_id_);
@@ -335,13 +491,15 @@ Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
     problem_.field = "dead_letter";
     problem_.detail = std::string("expected object, got ") + dl_bad_;
   }
-  note("dead_letter.reason", dl_reason_);
-  note("dead_letter.error", dl_error_);
-  note("dead_letter.exception", dl_exception_);
-  note("dead_letter.failed_at", dl_failed_at_);
-  note("dead_letter.original_queue", dl_original_queue_);
-  note("dead_letter.attempts", dl_attempts_);
-  note("dead_letter.lang", dl_lang_);
+  if (dl_) {
+    note("dead_letter.reason", dl_->reason);
+    note("dead_letter.error", dl_->error);
+    note("dead_letter.exception", dl_->exception);
+    note("dead_letter.failed_at", dl_->failed_at);
+    note("dead_letter.original_queue", dl_->original_queue);
+    note("dead_letter.attempts", dl_->attempts);
+    note("dead_letter.lang", dl_->lang);
+  }
   if (problem_.field != nullptr) {
     return DecodeError(std::string(problem_.field) + ": " + problem_.detail);
   }
@@ -367,24 +525,24 @@ Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
   if (urn.empty() && urn_.present) urn = trim_w(text(urn_, 1));
   Envelope env;
   detail_access::set_strings(env, {urn, text(trace_id_, 2), text(meta_id_, 3),
-                                   text(meta_queue_, 4), text(meta_lang_, 5)});
-  detail_access::set_has_data(env, has_data_);
-  if (has_data_) detail_access::data(env) = std::move(data_);
+                                   text(meta_queue_, 4), text(meta_lang_, 5),
+                                   has_data_ ? data_raw_ : std::string_view()});
+  if (has_data_) detail_access::set_data_pending(env, data_canonical_);
   detail_access::set_meta(env, has_meta_, schema_version_.present, schema_version_.value,
                           created_at_.value);
   detail_access::set_attempts(env, attempts_.present, attempts_.value);
   detail_access::unknown(env) = std::move(unknown_);
   detail_access::meta_unknown(env) = std::move(meta_unknown_);
-  if (has_dl_) {
+  if (dl_) {
     DeadLetter dl;
-    dl.reason = unescape(dl_reason_.raw);
-    if (dl_error_.present) dl.error = unescape(dl_error_.raw);
-    if (dl_exception_.present) dl.exception = unescape(dl_exception_.raw);
-    dl.failed_at = dl_failed_at_.value;
-    dl.original_queue = unescape(dl_original_queue_.raw);
-    dl.attempts = dl_attempts_.value;
-    dl.lang = unescape(dl_lang_.raw);
-    dl.unknown = std::move(dl_unknown_);
+    dl.reason = detail::unescape(dl_->reason.raw);
+    if (dl_->error.present) dl.error = detail::unescape(dl_->error.raw);
+    if (dl_->exception.present) dl.exception = detail::unescape(dl_->exception.raw);
+    dl.failed_at = dl_->failed_at.value;
+    dl.original_queue = detail::unescape(dl_->original_queue.raw);
+    dl.attempts = dl_->attempts.value;
+    dl.lang = detail::unescape(dl_->lang.raw);
+    dl.unknown = std::move(dl_->unknown);
     detail_access::dead_letter(env) = std::move(dl);
   }
   return env;

@@ -10,6 +10,8 @@
 #include <charconv>
 #include <string>
 
+#include "envelope_access.hpp"
+
 namespace babelqueue {
 namespace {
 
@@ -57,12 +59,18 @@ namespace {
 
 void append_envelope(const Envelope& env, std::string& out) {
   const Meta meta = env.meta();
+  const auto raw_data = detail_access::canonical_raw_data(env);
   out.reserve(out.size() + 160 + env.urn().size() + env.trace_id().size() + meta.id.size() +
-              meta.queue.size() + meta.lang.size() + 16 * env.data().size());
+              meta.queue.size() + meta.lang.size() +
+              (raw_data ? raw_data->size() : 16 * env.data().size()));
   member(out, "{\"job\":", env.urn());
   member(out, ",\"trace_id\":", env.trace_id());
   out.append(",\"data\":");
-  env.data().dump_to(out);
+  if (raw_data) {
+    out.append(*raw_data);  // validated and already canonical: no need to build the Json
+  } else {
+    env.data().dump_to(out);
+  }
   member(out, ",\"meta\":{\"id\":", meta.id);
   member(out, ",\"queue\":", meta.queue);
   member(out, ",\"lang\":", meta.lang);

@@ -13,6 +13,7 @@
 #include <typeinfo>
 
 #include "envelope_access.hpp"
+#include "json_build.hpp"
 #include "random.hpp"
 
 namespace babelqueue {
@@ -58,6 +59,11 @@ std::string demangle(const char* mangled) {
 }  // namespace
 
 std::string_view trim_w(std::string_view s) noexcept {
+  auto plain = [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u > 0x20 && u < 0x80;
+  };
+  if (s.empty() || (plain(s.front()) && plain(s.back()))) return s;  // the common case
   std::size_t b = 0;
   std::size_t e = s.size();
   while (b < e) {
@@ -148,18 +154,106 @@ void Envelope::set_data(Json data) {
   if (data.is_null()) data = Json(JsonObject{});
   if (!data.is_object()) throw Error(ErrorCode::Usage, "set_data: data must be a JSON object");
   data_ = std::move(data);
-  has_data_ = true;
+  data_state_.store(kDataReady, std::memory_order_release);
+  f_.data_raw_canonical = false;
+  f_.has_data = true;
+}
+
+const Json& Envelope::parse_data() const {
+  for (;;) {
+    int state = data_state_.load(std::memory_order_acquire);
+    if (state == kDataReady) return data_;
+    if (state == kDataParsing) {
+      data_state_.wait(kDataParsing, std::memory_order_acquire);
+      continue;
+    }
+    if (!data_state_.compare_exchange_weak(state, kDataParsing, std::memory_order_acquire)) {
+      continue;
+    }
+    try {
+      // The text was validated by decode, so only std::bad_alloc can come out of here.
+      data_ = detail::parse_json(view(f_.data_raw), false).value();
+    } catch (...) {
+      data_state_.store(kDataPending, std::memory_order_release);
+      data_state_.notify_all();
+      throw;
+    }
+    data_state_.store(kDataReady, std::memory_order_release);
+    data_state_.notify_all();
+    return data_;
+  }
+}
+
+void Envelope::copy_data_from(const Envelope& other) {
+  if (other.data_state_.load(std::memory_order_acquire) == kDataReady) {
+    data_ = other.data_;
+    data_state_.store(kDataReady, std::memory_order_relaxed);
+  } else {
+    data_ = Json(JsonObject{});
+    data_state_.store(kDataPending, std::memory_order_relaxed);
+  }
+}
+
+void Envelope::move_data_from(Envelope& other) noexcept {
+  if (other.data_state_.load(std::memory_order_acquire) == kDataReady) {
+    data_ = std::move(other.data_);
+    data_state_.store(kDataReady, std::memory_order_relaxed);
+  } else {
+    data_state_.store(kDataPending, std::memory_order_relaxed);
+  }
+  // The moved-from envelope is left empty and valid (a moved-from JsonObject is empty).
+  other.text_.clear();
+  other.f_ = Fields{};
+  other.data_state_.store(kDataReady, std::memory_order_relaxed);
+}
+
+Envelope::Envelope(const Envelope& other)
+    : text_(other.text_),
+      f_(other.f_),
+      dead_letter_(other.dead_letter_),
+      unknown_(other.unknown_),
+      meta_unknown_(other.meta_unknown_) {
+  copy_data_from(other);
+}
+
+Envelope::Envelope(Envelope&& other) noexcept
+    : text_(std::move(other.text_)),
+      f_(other.f_),
+      dead_letter_(std::move(other.dead_letter_)),
+      unknown_(std::move(other.unknown_)),
+      meta_unknown_(std::move(other.meta_unknown_)) {
+  move_data_from(other);
+}
+
+Envelope& Envelope::operator=(const Envelope& other) {
+  if (this != &other) *this = Envelope(other);
+  return *this;
+}
+
+Envelope& Envelope::operator=(Envelope&& other) noexcept {
+  if (this != &other) {
+    text_ = std::move(other.text_);
+    f_ = other.f_;
+    dead_letter_ = std::move(other.dead_letter_);
+    unknown_ = std::move(other.unknown_);
+    meta_unknown_ = std::move(other.meta_unknown_);
+    move_data_from(other);
+  }
+  return *this;
 }
 
 bool operator==(const Envelope& a, const Envelope& b) noexcept {
-  return a.urn() == b.urn() && a.trace_id() == b.trace_id() && a.data_ == b.data_ &&
-         a.meta().id == b.meta().id &&
-         a.meta().queue == b.meta().queue && a.meta().lang == b.meta().lang &&
-         a.schema_version_ == b.schema_version_ && a.created_at_ == b.created_at_ &&
-         a.attempts_ == b.attempts_ && a.has_data_ == b.has_data_ && a.has_meta_ == b.has_meta_ &&
-         a.has_schema_version_ == b.has_schema_version_ && a.has_attempts_ == b.has_attempts_ &&
-         a.dead_letter_ == b.dead_letter_ && a.unknown_ == b.unknown_ &&
-         a.meta_unknown_ == b.meta_unknown_;
+  try {
+    return a.urn() == b.urn() && a.trace_id() == b.trace_id() && a.meta().id == b.meta().id &&
+           a.meta().queue == b.meta().queue && a.meta().lang == b.meta().lang &&
+           a.f_.schema_version == b.f_.schema_version && a.f_.created_at == b.f_.created_at &&
+           a.f_.attempts == b.f_.attempts && a.f_.has_data == b.f_.has_data &&
+           a.f_.has_meta == b.f_.has_meta && a.f_.has_schema_version == b.f_.has_schema_version &&
+           a.f_.has_attempts == b.f_.has_attempts && a.dead_letter_ == b.dead_letter_ &&
+           a.unknown_ == b.unknown_ && a.meta_unknown_ == b.meta_unknown_ && a.data() == b.data();
+  } catch (...) {  // std::bad_alloc while parsing data
+    return false;
+  }
 }
 
 }  // namespace babelqueue

@@ -145,6 +145,13 @@ JsonNumber JsonNumber::from_valid_lexeme(std::string lexeme) {
   return n;
 }
 
+JsonNumber JsonNumber::from_valid_lexeme(std::string lexeme, bool integer) noexcept {
+  JsonNumber n;
+  n.integer_ = integer;
+  n.lexeme_ = std::move(lexeme);
+  return n;
+}
+
 std::optional<std::int64_t> JsonNumber::as_int64() const noexcept {
   if (!integer_ || lexeme_.empty()) return std::nullopt;
   std::int64_t v = 0;

@@ -33,6 +33,19 @@ struct BuildHandler {
     std::string key;
     std::unique_ptr<std::unordered_multimap<std::size_t, std::size_t>> index;
   };
+  // The frame stack is borrowed from a per-thread pool, so parsing does not allocate it anew.
+  BuildHandler() { stack.swap(pool()); }
+  ~BuildHandler() {
+    stack.clear();
+    if (pool().capacity() < stack.capacity()) stack.swap(pool());
+  }
+  BuildHandler(const BuildHandler&) = delete;
+  BuildHandler& operator=(const BuildHandler&) = delete;
+  static std::vector<Frame>& pool() {
+    thread_local std::vector<Frame> frames;
+    return frames;
+  }
+
   std::vector<Frame> stack;
   Json result;
 
@@ -69,10 +82,67 @@ struct BuildHandler {
   }
   void string(const RawString& s) { put(Json(unescape(s))); }
   void number(const RawNumber& n) {
-    put(Json(JsonNumber::from_valid_lexeme(std::string(n.lexeme))));
+    put(Json(JsonNumber::from_valid_lexeme(std::string(n.lexeme), n.integer)));
   }
   void boolean(bool b) { put(Json(b)); }
   void null() { put(Json()); }
+};
+
+// Validates a value and tells whether its text is already what Json::dump() would write for it:
+// no whitespace (checked by the caller through Cursor::saw_ws), no duplicate names, and only the
+// escapes the canonical writer produces (ENV-13). Conservative: when unsure it says "no".
+struct CanonicalHandler {
+  static constexpr int kMaxKeys = 64;
+  static constexpr int kMaxDepth = 32;
+  bool canonical = true;
+  int nkeys = 0;
+  int depth = 0;
+  // Deliberately uninitialized (only [0, nkeys) and [0, depth) are read): zeroing a kilobyte
+  // per decode would cost more than the whole check.
+  struct KeyRef {
+    const char* data;
+    std::size_t size;
+  };
+  KeyRef keys[kMaxKeys];
+  int starts[kMaxDepth];
+
+  void open() {
+    if (!canonical) return;
+    if (depth == kMaxDepth) {
+      canonical = false;
+      return;
+    }
+    starts[depth++] = nkeys;
+  }
+  void close() {
+    if (canonical) nkeys = starts[--depth];
+  }
+  void begin_object() { open(); }
+  void end_object() { close(); }
+  void begin_array() { open(); }
+  void end_array() { close(); }
+  void key(const RawString& k) {
+    if (!canonical) return;
+    if (k.escaped || nkeys == kMaxKeys) {
+      canonical = false;
+      return;
+    }
+    for (int i = starts[depth - 1]; i < nkeys; ++i) {
+      if (std::string_view(keys[i].data, keys[i].size) == k.raw) {
+        canonical = false;
+        return;
+      }
+    }
+    keys[nkeys++] = KeyRef{k.raw.data(), k.raw.size()};
+  }
+  void string(const RawString& s) {
+    if (canonical && s.escaped) canonical = canonical_escapes(s.raw);
+  }
+  void number(const RawNumber&) {}
+  void boolean(bool) {}
+  void null() {}
+
+  static bool canonical_escapes(std::string_view raw);
 };
 
 }  // namespace babelqueue::detail

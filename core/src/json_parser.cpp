@@ -4,6 +4,8 @@
 
 #include <simdjson.h>
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace babelqueue {
@@ -12,9 +14,15 @@ namespace detail {
 bool valid_utf8(std::string_view s) noexcept {
   // Short ASCII strings (every envelope field) skip the library call.
   if (s.size() <= 64) {
-    bool ascii = true;
-    for (char ch : s) ascii &= static_cast<unsigned char>(ch) < 0x80;
-    if (ascii) return true;
+    std::uint64_t high = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      std::uint64_t v;
+      std::memcpy(&v, s.data() + i, 8);
+      high |= v;
+    }
+    for (; i < s.size(); ++i) high |= static_cast<unsigned char>(s[i]);
+    if ((high & 0x8080808080808080ULL) == 0) return true;
   }
   return simdjson::validate_utf8(s.data(), s.size());
 }
@@ -48,6 +56,25 @@ void BuildHandler::insert(Frame& f, Json v) {
   }
   f.index->emplace(h, obj.size());
   obj.emplace_back(std::move(f.key), std::move(v));
+}
+
+bool CanonicalHandler::canonical_escapes(std::string_view raw) {
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != '\\') continue;
+    const char e = raw[++i];
+    if (e == '"' || e == '\\' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') continue;
+    if (e != 'u') return false;  // e.g. "\/"
+    // Only \u00xx (lowercase) for a control character without a short form.
+    const std::string_view hex = raw.substr(i + 1, 4);
+    if (hex[0] != '0' || hex[1] != '0' || hex[2] > '1' ||
+        !((hex[3] >= '0' && hex[3] <= '9') || (hex[3] >= 'a' && hex[3] <= 'f'))) {
+      return false;
+    }
+    const unsigned v = hex_value(hex[2]) * 16 + hex_value(hex[3]);
+    if (v == 0x08 || v == 0x09 || v == 0x0A || v == 0x0C || v == 0x0D) return false;
+    i += 4;
+  }
+  return true;
 }
 
 DecodeError syntax_error(const Cursor& c) {

@@ -10,6 +10,15 @@
 namespace babelqueue {
 
 void append_json_string(std::string& out, std::string_view s) {
+  // Fast path: ASCII with nothing to escape is copied in one go.
+  if (detail::find_string_special<true>(s.data(), s.data() + s.size()) ==
+      s.data() + s.size()) {
+    out.reserve(out.size() + s.size() + 2);
+    out.push_back('"');
+    out.append(s);
+    out.push_back('"');
+    return;
+  }
   if (!detail::valid_utf8(s)) throw EncodeError("string is not valid UTF-8");
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');

@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <regex>
+#include <atomic>
 #include <set>
+#include <thread>
 #include <stdexcept>
 #include <string>
 
@@ -353,4 +355,41 @@ TEST(Envelope, IsARegularValueType) {
   bq::Envelope c = std::move(b);
   EXPECT_EQ(c.attempts(), 1);
   EXPECT_EQ(c.urn(), "urn:babel:orders:created");
+}
+
+TEST(Encode, ENV35_LazyDataIsReemittedCanonicallyWithoutBeingRead) {
+  // Never call data() before encode: the raw-text path must give the canonical form too.
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"data":{"a":1,"b":[true,null,"x"]}})", R"({"a":1,"b":[true,null,"x"]})"},
+      {R"({"data":{ "a" : 1 }})", R"({"a":1})"},
+      {R"({"data":{"a":1,"a":2}})", R"({"a":2})"},
+      {R"({"data":{"s":"\/\u00e9\u001F\n"}})", "{\"s\":\"/é\\u001f\\n\"}"},
+      {R"({"data":{"s":"\u0008"}})", R"({"s":"\b"})"},
+      {R"({"data":{"s":"\"\\\u0001"}})", R"({"s":"\"\\\u0001"})"},
+      {R"({"data":{"o":{"k":1},"p":{"k":2}}})", R"({"o":{"k":1},"p":{"k":2}})"},
+      {R"({"data":{"n":1.50E+3}})", R"({"n":1.50E+3})"},
+  };
+  for (const auto& [in, data] : cases) {
+    const std::string out = bq::encode(bq::decode(in));
+    EXPECT_NE(out.find(std::string("\"data\":") + data + ",\"meta\""), std::string::npos)
+        << in << " -> " << out;
+  }
+}
+
+TEST(Envelope, LazyDataIsParsedOnceAcrossThreadsAndCopies) {
+  const auto e = bq::decode(R"({"job":"urn:x","data":{"k":[1,2,3],"s":"v"}})");
+  bq::Envelope copy = e;  // copied before the first parse
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      if (e.data().find("s")->as_string() == "v" && e.data().size() == 2) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_EQ(copy.data(), e.data());
+  bq::Envelope moved = std::move(copy);
+  EXPECT_EQ(moved.data().find("k")->size(), 3U);
+  EXPECT_EQ(copy.urn(), "");  // NOLINT(bugprone-use-after-move): moved-from is empty and valid
 }

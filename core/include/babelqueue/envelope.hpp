@@ -5,6 +5,7 @@
 #include <babelqueue/export.hpp>
 #include <babelqueue/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,32 +53,46 @@ struct DeadLetter {
 /// type: copyable, movable, comparable. Forbidden members are never held (ENV-28) and the `urn`
 /// alias is resolved into `urn()` (ENV-23).
 ///
-/// Thread-safety: a value type; concurrent const access is safe, mutation needs external locking.
+/// A decoded envelope keeps `data` as its validated raw text and parses it on the first call to
+/// `data()`; re-encoding an envelope whose `data` was never read copies that text when it is
+/// already canonical, so a retry never pays for a DOM.
+///
+/// Thread-safety: a value type; concurrent const access (including the first `data()`) is safe,
+/// mutation needs external locking.
 class BABELQUEUE_EXPORT Envelope {
  public:
   /// An identity-less envelope, as `decode("{}")` gives (ENV-22).
   Envelope() = default;
+  Envelope(const Envelope& other);
+  Envelope(Envelope&& other) noexcept;
+  Envelope& operator=(const Envelope& other);
+  Envelope& operator=(Envelope&& other) noexcept;
+  ~Envelope() = default;
 
   /// The resolved, trimmed URN (ENV-23); empty for an identity-less envelope.
-  [[nodiscard]] std::string_view urn() const noexcept { return view(urn_); }
+  [[nodiscard]] std::string_view urn() const noexcept { return view(f_.urn); }
   /// The correlation id as received (not trimmed); empty when absent or null.
-  [[nodiscard]] std::string_view trace_id() const noexcept { return view(trace_id_); }
+  [[nodiscard]] std::string_view trace_id() const noexcept { return view(f_.trace_id); }
   /// The business payload; an empty object when absent or null (see `has_data()`).
-  [[nodiscard]] const Json& data() const noexcept { return data_; }
+  /// @throws std::bad_alloc only (the text was validated by decode).
+  [[nodiscard]] const Json& data() const {
+    if (data_state_.load(std::memory_order_acquire) == kDataReady) return data_;
+    return parse_data();
+  }
   /// False when `data` was absent or null in the decoded body.
-  [[nodiscard]] bool has_data() const noexcept { return has_data_; }
+  [[nodiscard]] bool has_data() const noexcept { return f_.has_data; }
   /// The `meta` block; all zero values when absent (see `has_meta()`).
   [[nodiscard]] Meta meta() const noexcept {
-    return Meta{view(meta_id_), view(meta_queue_), view(meta_lang_), schema_version_, created_at_};
+    return Meta{view(f_.meta_id), view(f_.meta_queue), view(f_.meta_lang), f_.schema_version, f_.created_at};
   }
   /// False when `meta` was absent or null.
-  [[nodiscard]] bool has_meta() const noexcept { return has_meta_; }
+  [[nodiscard]] bool has_meta() const noexcept { return f_.has_meta; }
   /// True when `meta.schema_version` was present and not null (RT-30 gates only on those).
-  [[nodiscard]] bool has_schema_version() const noexcept { return has_schema_version_; }
+  [[nodiscard]] bool has_schema_version() const noexcept { return f_.has_schema_version; }
   /// The retry counter (0 when absent).
-  [[nodiscard]] std::int64_t attempts() const noexcept { return attempts_; }
+  [[nodiscard]] std::int64_t attempts() const noexcept { return f_.attempts; }
   /// False when `attempts` was absent or null (accepts() rejects that, ENV-29e).
-  [[nodiscard]] bool has_attempts() const noexcept { return has_attempts_; }
+  [[nodiscard]] bool has_attempts() const noexcept { return f_.has_attempts; }
   /// The dead-letter block, present only on a message that sits on a dead-letter queue.
   [[nodiscard]] const std::optional<DeadLetter>& dead_letter() const noexcept {
     return dead_letter_;
@@ -89,8 +104,8 @@ class BABELQUEUE_EXPORT Envelope {
 
   /// Sets `attempts` (the only field that changes in flight).
   void set_attempts(std::int64_t n) noexcept {
-    attempts_ = n;
-    has_attempts_ = true;
+    f_.attempts = n;
+    f_.has_attempts = true;
   }
   /// Replaces `data` (e.g. after GDPR unprotect).
   void set_data(Json data);
@@ -108,17 +123,32 @@ class BABELQUEUE_EXPORT Envelope {
   [[nodiscard]] std::string_view view(Span s) const noexcept {
     return std::string_view(text_).substr(s.off, s.len);
   }
+  const Json& parse_data() const;
+  void copy_data_from(const Envelope& other);
+  void move_data_from(Envelope& other) noexcept;
 
-  std::string text_;  // one allocation holding every string field
-  Span urn_, trace_id_, meta_id_, meta_queue_, meta_lang_;
-  Json data_ = Json(JsonObject{});
-  std::int64_t schema_version_ = 0;
-  std::int64_t created_at_ = 0;
-  std::int64_t attempts_ = 0;
-  bool has_data_ = false;
-  bool has_meta_ = false;
-  bool has_schema_version_ = false;
-  bool has_attempts_ = false;
+  static constexpr int kDataReady = 0;    // data_ holds the payload
+  static constexpr int kDataPending = 1;  // data_raw_ holds it, not parsed yet
+  static constexpr int kDataParsing = 2;  // one thread is parsing data_raw_
+
+  // Everything but the payload and the member lists: trivially copyable.
+  struct Fields {
+    Span urn, trace_id, meta_id, meta_queue, meta_lang;
+    Span data_raw;                   // raw JSON of a decoded data object, in text_
+    bool data_raw_canonical = false;  // data_raw can be re-emitted verbatim
+    std::int64_t schema_version = 0;
+    std::int64_t created_at = 0;
+    std::int64_t attempts = 0;
+    bool has_data = false;
+    bool has_meta = false;
+    bool has_schema_version = false;
+    bool has_attempts = false;
+  };
+
+  std::string text_;  // one allocation holding every string field (and data_raw)
+  Fields f_;
+  mutable Json data_ = Json(JsonObject{});
+  mutable std::atomic<int> data_state_{kDataReady};
   std::optional<DeadLetter> dead_letter_;
   RawMembers unknown_;
   RawMembers meta_unknown_;

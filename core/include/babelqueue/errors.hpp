@@ -99,8 +99,10 @@ class BABELQUEUE_EXPORT ClosedError : public Error {
 template <class T, class E = Error>
 class Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+  Result(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Result(const T& value) : v_(std::in_place_index<0>, value) {}         // NOLINT: implicit
+  Result(E&& error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
+  Result(const E& error) : v_(std::in_place_index<1>, error) {}         // NOLINT: implicit
 
   [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }

@@ -30,6 +30,8 @@ class BABELQUEUE_EXPORT JsonNumber {
  public:
   /// A number from a lexeme that is already known to match the RFC 8259 number grammar.
   static JsonNumber from_valid_lexeme(std::string lexeme);
+  /// Same, when the caller already knows whether the lexeme is an integer.
+  static JsonNumber from_valid_lexeme(std::string lexeme, bool integer) noexcept;
 
   /// The lexeme as written on the wire. Empty for a non-finite double (which cannot be encoded).
   [[nodiscard]] const std::string& lexeme() const noexcept { return lexeme_; }
