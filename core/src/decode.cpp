@@ -6,8 +6,8 @@
 #include <babelqueue/codec.hpp>
 
 #include <charconv>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "envelope_access.hpp"
@@ -23,13 +23,19 @@ using detail::RawString;
 
 const char* json_type_name(char first) {
   switch (first) {
-    case '{': return "object";
-    case '[': return "array";
-    case '"': return "string";
+    case '{':
+      return "object";
+    case '[':
+      return "array";
+    case '"':
+      return "string";
     case 't':
-    case 'f': return "boolean";
-    case 'n': return "null";
-    default: return "number";
+    case 'f':
+      return "boolean";
+    case 'n':
+      return "null";
+    default:
+      return "number";
   }
 }
 
@@ -58,20 +64,20 @@ struct IntField {
 
 // Which of the always-present fields have been written.
 enum Seen : unsigned {
-  kSeenJob = 1U << 0,
-  kSeenUrn = 1U << 1,
-  kSeenTraceId = 1U << 2,
-  kSeenAttempts = 1U << 3,
-  kSeenMeta = 1U << 4,  // all five meta fields
+  SeenJob = 1U << 0,
+  SeenUrn = 1U << 1,
+  SeenTraceId = 1U << 2,
+  SeenAttempts = 1U << 3,
+  SeenMeta = 1U << 4,  // all five meta fields
 };
 
 // Forbidden members (ENV-28), one bit each.
 enum Forbidden : unsigned {
-  kTimestamp = 1U << 0,
-  kMaxRetries = 1U << 1,
-  kMetaAttempts = 1U << 2,
-  kSource = 1U << 3,
-  kTs = 1U << 4,
+  ForbiddenTimestamp = 1U << 0,
+  ForbiddenMaxRetries = 1U << 1,
+  ForbiddenMetaAttempts = 1U << 2,
+  ForbiddenSource = 1U << 3,
+  ForbiddenTs = 1U << 4,
 };
 
 // Parses an integer lexeme (already grammar-checked) into int64; false when out of range.
@@ -80,7 +86,8 @@ bool parse_int64(std::string_view lex, std::int64_t& out) {
   const std::string_view digits = neg ? lex.substr(1) : lex;
   if (digits.size() <= 18) {  // cannot overflow
     std::int64_t v = 0;
-    for (char ch : digits) v = v * 10 + (ch - '0');
+    for (char ch : digits)
+      v = v * 10 + (ch - '0');
     out = neg ? -v : v;
     return true;
   }
@@ -98,8 +105,8 @@ inline bool same_bytes(const char* p, std::string_view want) {
 // Member names in the ENV-12 order, which every SDK-encoded body follows.
 constexpr std::string_view kTopOrder[] = {"job", "trace_id", "data", "meta", "attempts"};
 constexpr std::string_view kMetaOrder[] = {"id", "queue", "lang", "schema_version", "created_at"};
-constexpr std::string_view kDeadLetterOrder[] = {"reason",         "error",    "exception", "failed_at",
-                                                 "original_queue", "attempts", "lang"};
+constexpr std::string_view kDeadLetterOrder[] = {
+    "reason", "error", "exception", "failed_at", "original_queue", "attempts", "lang"};
 
 enum class Top { Job, Urn, TraceId, Data, Meta, Attempts, DeadLetter, Timestamp, Unknown };
 
@@ -124,7 +131,8 @@ Top top_level_member(std::string_view n) {
     case 11:
       if (n == "dead_letter") return Top::DeadLetter;
       break;
-    default: break;
+    default:
+      break;
   }
   return Top::Unknown;
 }
@@ -180,7 +188,8 @@ class Decoder {
   Cursor c_;
   std::string key_scratch_;
   Problem problem_;
-  unsigned forbidden_ = 0;
+  unsigned forbidden_ = 0;       // top level
+  unsigned meta_forbidden_ = 0;  // of the winning meta only (ENV-19)
   unsigned seen_ = 0;
   void settle();  // gives every field that was never met its absent value
 
@@ -212,11 +221,11 @@ class Decoder {
 void Decoder::settle() {
   constexpr StrField kNoString{{}, false, 0};
   constexpr IntField kNoInt{false, 0, nullptr, {}};
-  if ((seen_ & kSeenJob) == 0) job_ = kNoString;
-  if ((seen_ & kSeenUrn) == 0) urn_ = kNoString;
-  if ((seen_ & kSeenTraceId) == 0) trace_id_ = kNoString;
-  if ((seen_ & kSeenAttempts) == 0) attempts_ = kNoInt;
-  if ((seen_ & kSeenMeta) == 0) {
+  if ((seen_ & SeenJob) == 0) job_ = kNoString;
+  if ((seen_ & SeenUrn) == 0) urn_ = kNoString;
+  if ((seen_ & SeenTraceId) == 0) trace_id_ = kNoString;
+  if ((seen_ & SeenAttempts) == 0) attempts_ = kNoInt;
+  if ((seen_ & SeenMeta) == 0) {
     meta_id_ = meta_queue_ = meta_lang_ = kNoString;
     schema_version_ = created_at_ = kNoInt;
   }
@@ -240,8 +249,8 @@ bool Decoder::members(const std::string_view (&expected)[N], Fn&& fn) {
     if (next < N) {
       const std::string_view want = expected[next];
       const auto left = static_cast<std::size_t>(c_.end - c_.p);
-      if (left > want.size() + 2 && c_.p[want.size() + 1] == '"' &&
-          c_.p[want.size() + 2] == ':' && same_bytes(c_.p + 1, want)) {
+      if (left > want.size() + 2 && c_.p[want.size() + 1] == '"' && c_.p[want.size() + 2] == ':' &&
+          same_bytes(c_.p + 1, want)) {
         name = want;
         known = static_cast<int>(next);
         c_.p += want.size() + 3;
@@ -307,7 +316,8 @@ bool Decoder::read_int(IntField& f, int depth) {
     if (neg) ++p;
     const char* digits = p;
     std::int64_t v = 0;
-    while (p < c_.end && detail::is_digit(*p) && p - digits < 18) v = v * 10 + (*p++ - '0');
+    while (p < c_.end && detail::is_digit(*p) && p - digits < 18)
+      v = v * 10 + (*p++ - '0');
     const auto nd = p - digits;
     if (nd > 0 && !(nd > 1 && *digits == '0') &&
         (p >= c_.end || (*p != '.' && *p != 'e' && *p != 'E' && !detail::is_digit(*p)))) {
@@ -346,7 +356,8 @@ bool Decoder::read_meta() {
   meta_bad_ = nullptr;
   meta_id_ = meta_queue_ = meta_lang_ = StrField{{}, false, 0};
   schema_version_ = created_at_ = IntField{false, 0, nullptr, {}};
-  seen_ |= kSeenMeta;
+  seen_ |= SeenMeta;
+  meta_forbidden_ = 0;
   meta_unknown_.clear();
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
@@ -357,12 +368,18 @@ bool Decoder::read_meta() {
   has_meta_ = true;
   return members(kMetaOrder, [this](std::string_view name, int known) {
     switch (known) {
-      case 0: return read_string(meta_id_, 2);
-      case 1: return read_string(meta_queue_, 2);
-      case 2: return read_string(meta_lang_, 2);
-      case 3: return read_int(schema_version_, 2);
-      case 4: return read_int(created_at_, 2);
-      default: break;
+      case 0:
+        return read_string(meta_id_, 2);
+      case 1:
+        return read_string(meta_queue_, 2);
+      case 2:
+        return read_string(meta_lang_, 2);
+      case 3:
+        return read_int(schema_version_, 2);
+      case 4:
+        return read_int(created_at_, 2);
+      default:
+        break;
     }
     if (name == "id") return read_string(meta_id_, 2);
     if (name == "queue") return read_string(meta_queue_, 2);
@@ -370,12 +387,12 @@ bool Decoder::read_meta() {
     if (name == "schema_version") return read_int(schema_version_, 2);
     if (name == "created_at") return read_int(created_at_, 2);
     unsigned bit = 0;
-    if (name == "max_retries") bit = kMaxRetries;
-    if (name == "attempts") bit = kMetaAttempts;
-    if (name == "source") bit = kSource;
-    if (name == "ts") bit = kTs;
+    if (name == "max_retries") bit = ForbiddenMaxRetries;
+    if (name == "attempts") bit = ForbiddenMetaAttempts;
+    if (name == "source") bit = ForbiddenSource;
+    if (name == "ts") bit = ForbiddenTs;
     if (bit != 0) {
-      forbidden_ |= bit;
+      meta_forbidden_ |= bit;
       return skip_value(2);
     }
     return read_unknown(meta_unknown_, name, 2);
@@ -423,17 +440,29 @@ Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
   static constexpr Top kKnown[] = {Top::Job, Top::TraceId, Top::Data, Top::Meta, Top::Attempts};
   const bool ok = members(kTopOrder, [this](std::string_view name, int known) {
     switch (known >= 0 ? kKnown[known] : top_level_member(name)) {
-      case Top::Job: seen_ |= kSeenJob; return read_string(job_, 1);
-      case Top::Urn: seen_ |= kSeenUrn; return read_string(urn_, 1);  // other types ignored
-      case Top::TraceId: seen_ |= kSeenTraceId; return read_string(trace_id_, 1);
-      case Top::Data: return read_data();
-      case Top::Meta: return read_meta();
-      case Top::Attempts: seen_ |= kSeenAttempts; return read_int(attempts_, 1);
-      case Top::DeadLetter: return read_dead_letter();
+      case Top::Job:
+        seen_ |= SeenJob;
+        return read_string(job_, 1);
+      case Top::Urn:
+        seen_ |= SeenUrn;
+        return read_string(urn_, 1);  // other types ignored
+      case Top::TraceId:
+        seen_ |= SeenTraceId;
+        return read_string(trace_id_, 1);
+      case Top::Data:
+        return read_data();
+      case Top::Meta:
+        return read_meta();
+      case Top::Attempts:
+        seen_ |= SeenAttempts;
+        return read_int(attempts_, 1);
+      case Top::DeadLetter:
+        return read_dead_letter();
       case Top::Timestamp:
-        forbidden_ |= kTimestamp;
+        forbidden_ |= ForbiddenTimestamp;
         return skip_value(1);
-      case Top::Unknown: break;
+      case Top::Unknown:
+        break;
     }
     return read_unknown(unknown_, name, 1);
   });
@@ -506,9 +535,10 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
 
   if (warnings != nullptr) {
     for (unsigned i = 0; i < 5; ++i) {
-      if ((forbidden_ & (1U << i)) != 0) {
-        warnings->push_back(std::string("babelqueue: dropped forbidden non-canonical envelope key ") +
-                            kForbiddenPointers[i] + " (message-envelope.md §10)");
+      if (((forbidden_ | meta_forbidden_) & (1U << i)) != 0) {
+        warnings->push_back(
+            std::string("babelqueue: dropped forbidden non-canonical envelope key ") +
+            kForbiddenPointers[i] + " (message-envelope.md §10)");
       }
     }
   }
@@ -524,9 +554,9 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
   std::string_view urn = trim_w(text(job_, 0));
   if (urn.empty() && urn_.present) urn = trim_w(text(urn_, 1));
   Envelope env;
-  detail_access::set_strings(env, {urn, text(trace_id_, 2), text(meta_id_, 3),
-                                   text(meta_queue_, 4), text(meta_lang_, 5),
-                                   has_data_ ? data_raw_ : std::string_view()});
+  detail_access::set_strings(
+      env, {urn, text(trace_id_, 2), text(meta_id_, 3), text(meta_queue_, 4), text(meta_lang_, 5),
+            has_data_ ? data_raw_ : std::string_view()});
   if (has_data_) detail_access::set_data_pending(env, data_canonical_);
   detail_access::set_meta(env, has_meta_, schema_version_.present, schema_version_.value,
                           created_at_.value);

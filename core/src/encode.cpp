@@ -40,9 +40,11 @@ void append_unknown(std::string& out, const RawMembers& members) {
   }
   std::vector<const std::pair<std::string, std::string>*> sorted;
   sorted.reserve(members.size());
-  for (const auto& m : members) sorted.push_back(&m);
+  for (const auto& m : members)
+    sorted.push_back(&m);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* m : sorted) emit(*m);
+  for (const auto* m : sorted)
+    emit(*m);
 }
 
 void append_optional_string(std::string& out, const std::optional<std::string>& s) {

@@ -32,7 +32,7 @@ std::size_t w_prefix(std::string_view s, std::size_t i) {
   if (left < 3) return 0;
   const auto b1 = static_cast<unsigned char>(s[i + 1]);
   const auto b2 = static_cast<unsigned char>(s[i + 2]);
-  if (b0 == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;                           // U+1680
+  if (b0 == 0xE1) return (b1 == 0x9A && b2 == 0x80) ? 3 : 0;  // U+1680
   if (b0 == 0xE2 && b1 == 0x80) {
     return ((b2 >= 0x80 && b2 <= 0x8A) || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF) ? 3 : 0;
   }

@@ -43,7 +43,8 @@ std::string double_lexeme(double d) {
   for (char ch : sci.substr(0, epos)) {
     if (ch != '.') digits.push_back(ch);
   }
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  while (digits.size() > 1 && digits.back() == '0')
+    digits.pop_back();
   int exp10 = 0;
   std::string_view es = sci.substr(epos + 1);
   const bool neg = es.front() == '-';
@@ -76,13 +77,15 @@ std::string double_lexeme(double d) {
   return out;
 }
 
+__extension__ using Int128 = __int128;
+
 // A number lexeme as sign, significant digits (no leading or trailing zeros) and a power of ten.
 struct Decimal {
   bool negative = false;
   std::string_view digits_int;
   std::string_view digits_frac;
   std::string digits;  // significant digits
-  std::int64_t exp10 = 0;  // value = 0.digits * 10^exp10 (position of the leading digit)
+  Int128 exp10 = 0;    // value = 0.digits * 10^exp10 (position of the leading digit)
   [[nodiscard]] bool zero() const { return digits.empty(); }
 };
 
@@ -94,21 +97,25 @@ Decimal to_decimal(std::string_view lex) {
     ++i;
   }
   std::size_t s = i;
-  while (i < lex.size() && detail::is_digit(lex[i])) ++i;
+  while (i < lex.size() && detail::is_digit(lex[i]))
+    ++i;
   std::string_view ip = lex.substr(s, i - s);
   std::string_view fp;
   if (i < lex.size() && lex[i] == '.') {
     s = ++i;
-    while (i < lex.size() && detail::is_digit(lex[i])) ++i;
+    while (i < lex.size() && detail::is_digit(lex[i]))
+      ++i;
     fp = lex.substr(s, i - s);
   }
-  std::int64_t e = 0;
+  // Exponents are exact up to 10^36 (128-bit arithmetic); beyond that they saturate.
+  Int128 e = 0;
+  constexpr Int128 kSaturate = static_cast<Int128>(1000000000000000000LL) * 1000000000000000000LL;
   if (i < lex.size() && (lex[i] == 'e' || lex[i] == 'E')) {
     ++i;
     bool eneg = false;
     if (i < lex.size() && (lex[i] == '+' || lex[i] == '-')) eneg = lex[i++] == '-';
     for (; i < lex.size(); ++i) {
-      if (e < std::numeric_limits<std::int64_t>::max() / 20) e = e * 10 + (lex[i] - '0');
+      if (e < kSaturate) e = e * 10 + (lex[i] - '0');
     }
     if (eneg) e = -e;
   }
@@ -117,12 +124,14 @@ Decimal to_decimal(std::string_view lex) {
   all.append(ip);
   all.append(fp);
   std::size_t lead = 0;
-  while (lead < all.size() && all[lead] == '0') ++lead;
+  while (lead < all.size() && all[lead] == '0')
+    ++lead;
   std::size_t trail = all.size();
-  while (trail > lead && all[trail - 1] == '0') --trail;
+  while (trail > lead && all[trail - 1] == '0')
+    --trail;
   d.digits = all.substr(lead, trail - lead);
   // Position of the leading significant digit relative to the decimal point.
-  d.exp10 = e + static_cast<std::int64_t>(ip.size()) - static_cast<std::int64_t>(lead);
+  d.exp10 = e + static_cast<Int128>(ip.size()) - static_cast<Int128>(lead);
   if (d.zero()) d.negative = false;
   return d;
 }
@@ -202,6 +211,50 @@ bool operator==(const JsonNumber& a, const JsonNumber& b) noexcept {
 
 // ---- Json -----------------------------------------------------------------------------------
 
+namespace {
+
+bool is_container(const Json& j) {
+  return j.is_array() || j.is_object();
+}
+
+// Moves the container children of `j` into `out`, leaving scalars in place.
+void detach_containers(Json& j, std::vector<Json>& out) {
+  if (j.is_array()) {
+    for (auto& item : j.as_array()) {
+      if (is_container(item)) out.push_back(std::move(item));
+    }
+  } else if (j.is_object()) {
+    for (auto& member : j.as_object()) {
+      if (is_container(member.second)) out.push_back(std::move(member.second));
+    }
+  }
+}
+
+bool has_container_child(const Json& j) {
+  if (j.is_array()) return std::any_of(j.as_array().begin(), j.as_array().end(), is_container);
+  if (j.is_object()) {
+    return std::any_of(j.as_object().begin(), j.as_object().end(),
+                       [](const auto& m) { return is_container(m.second); });
+  }
+  return false;
+}
+
+}  // namespace
+
+Json::~Json() {
+  if (!has_container_child(*this)) return;  // flat values: the ordinary destructor is enough
+  try {
+    std::vector<Json> pending;
+    detach_containers(*this, pending);
+    while (!pending.empty()) {
+      Json next = std::move(pending.back());
+      pending.pop_back();
+      detach_containers(next, pending);
+    }              // `next` now has no container children, so its destruction does not recurse
+  } catch (...) {  // std::bad_alloc: fall back to the recursive teardown
+  }
+}
+
 Json::Json(int n) : v_(JsonNumber::from_valid_lexeme(integer_lexeme(n))) {}
 Json::Json(long n) : v_(JsonNumber::from_valid_lexeme(integer_lexeme(n))) {}
 Json::Json(long long n) : v_(JsonNumber::from_valid_lexeme(integer_lexeme(n))) {}
@@ -219,11 +272,14 @@ Json Json::object(std::initializer_list<std::pair<std::string, Json>> members) {
   Json j{JsonObject{}};
   auto& obj = j.as_object();
   obj.reserve(members.size());
-  for (const auto& m : members) j[m.first] = m.second;
+  for (const auto& m : members)
+    j[m.first] = m.second;
   return j;
 }
 
-Json Json::array(std::initializer_list<Json> items) { return Json{JsonArray(items)}; }
+Json Json::array(std::initializer_list<Json> items) {
+  return Json{JsonArray(items)};
+}
 
 Json Json::number(std::string_view lexeme) {
   detail::Cursor c(lexeme);
@@ -307,11 +363,16 @@ std::size_t Json::size() const noexcept {
 bool operator==(const Json& a, const Json& b) noexcept {
   if (a.type() != b.type()) return false;
   switch (a.type()) {
-    case Json::Type::Null: return true;
-    case Json::Type::Bool: return std::get<bool>(a.v_) == std::get<bool>(b.v_);
-    case Json::Type::Number: return std::get<JsonNumber>(a.v_) == std::get<JsonNumber>(b.v_);
-    case Json::Type::String: return std::get<std::string>(a.v_) == std::get<std::string>(b.v_);
-    case Json::Type::Array: return std::get<JsonArray>(a.v_) == std::get<JsonArray>(b.v_);
+    case Json::Type::Null:
+      return true;
+    case Json::Type::Bool:
+      return std::get<bool>(a.v_) == std::get<bool>(b.v_);
+    case Json::Type::Number:
+      return std::get<JsonNumber>(a.v_) == std::get<JsonNumber>(b.v_);
+    case Json::Type::String:
+      return std::get<std::string>(a.v_) == std::get<std::string>(b.v_);
+    case Json::Type::Array:
+      return std::get<JsonArray>(a.v_) == std::get<JsonArray>(b.v_);
     case Json::Type::Object: {
       const auto& x = std::get<JsonObject>(a.v_);
       const auto& y = std::get<JsonObject>(b.v_);

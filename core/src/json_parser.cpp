@@ -21,7 +21,8 @@ bool valid_utf8(std::string_view s) noexcept {
       std::memcpy(&v, s.data() + i, 8);
       high |= v;
     }
-    for (; i < s.size(); ++i) high |= static_cast<unsigned char>(s[i]);
+    for (; i < s.size(); ++i)
+      high |= static_cast<unsigned char>(s[i]);
     if ((high & 0x8080808080808080ULL) == 0) return true;
   }
   return simdjson::validate_utf8(s.data(), s.size());
@@ -97,7 +98,9 @@ Result<Json, DecodeError> parse_json(std::string_view text, bool check_utf8) {
 
 }  // namespace detail
 
-Json Json::parse(std::string_view text) { return detail::parse_json(text, true).value(); }
+Json Json::parse(std::string_view text) {
+  return detail::parse_json(text, true).value();
+}
 
 Result<Json, DecodeError> Json::try_parse(std::string_view text) {
   try {

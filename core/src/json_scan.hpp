@@ -77,9 +77,9 @@ inline const char* find_string_special(const char* p, const char* end) {
   const __m128i ctrl_max = _mm_set1_epi8(0x1F);
   while (end - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i hits = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-        _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl_max), ctrl_max));
+    const __m128i hits =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl_max), ctrl_max));
     int mask = _mm_movemask_epi8(hits);
     if constexpr (kStopAtNonAscii) mask |= _mm_movemask_epi8(v);
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
@@ -187,7 +187,8 @@ inline void unescape_append(std::string& out, std::string_view raw) {
   const char* p = raw.data();
   const char* end = p + raw.size();
   while (p < end) {
-    const char* bs = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
+    const char* bs =
+        static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
     if (bs == nullptr) {
       out.append(p, static_cast<std::size_t>(end - p));
       return;
@@ -196,11 +197,21 @@ inline void unescape_append(std::string& out, std::string_view raw) {
     const char e = bs[1];
     p = bs + 2;
     switch (e) {
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         auto hex4 = [](const char* h) {
           return (hex_value(h[0]) << 12) | (hex_value(h[1]) << 8) | (hex_value(h[2]) << 4) |
@@ -226,7 +237,9 @@ inline void unescape_append(std::string& out, std::string_view raw) {
         append_utf8(out, cp);
         break;
       }
-      default: out.push_back(e); break;  // '"', '\\', '/'
+      default:
+        out.push_back(e);
+        break;  // '"', '\\', '/'
     }
   }
 }
@@ -244,7 +257,9 @@ struct RawNumber {
   bool integer = true;
 };
 
-inline bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+inline bool is_digit(char ch) {
+  return ch >= '0' && ch <= '9';
+}
 
 // Scans an RFC 8259 number at c.p (which is '-' or a digit).
 inline bool scan_number(Cursor& c, RawNumber& out) {
@@ -256,21 +271,24 @@ inline bool scan_number(Cursor& c, RawNumber& out) {
   if (*p == '0') {
     ++p;
   } else {
-    while (p < end && is_digit(*p)) ++p;
+    while (p < end && is_digit(*p))
+      ++p;
   }
   bool integer = true;
   if (p < end && *p == '.') {
     integer = false;
     ++p;
     if (p >= end || !is_digit(*p)) return c.fail_at("invalid number", start);
-    while (p < end && is_digit(*p)) ++p;
+    while (p < end && is_digit(*p))
+      ++p;
   }
   if (p < end && (*p == 'e' || *p == 'E')) {
     integer = false;
     ++p;
     if (p < end && (*p == '+' || *p == '-')) ++p;
     if (p >= end || !is_digit(*p)) return c.fail_at("invalid number", start);
-    while (p < end && is_digit(*p)) ++p;
+    while (p < end && is_digit(*p))
+      ++p;
   }
   out.lexeme = std::string_view(start, static_cast<std::size_t>(p - start));
   out.integer = integer;

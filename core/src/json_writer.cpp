@@ -11,8 +11,7 @@ namespace babelqueue {
 
 void append_json_string(std::string& out, std::string_view s) {
   // Fast path: ASCII with nothing to escape is copied in one go.
-  if (detail::find_string_special<true>(s.data(), s.data() + s.size()) ==
-      s.data() + s.size()) {
+  if (detail::find_string_special<true>(s.data(), s.data() + s.size()) == s.data() + s.size()) {
     out.reserve(out.size() + s.size() + 2);
     out.push_back('"');
     out.append(s);
@@ -30,13 +29,27 @@ void append_json_string(std::string& out, std::string_view s) {
     if (q == end) break;
     const auto ch = static_cast<unsigned char>(*q);
     switch (ch) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
       default: {
         const char esc[6] = {'\\', 'u', '0', '0', kHex[ch >> 4], kHex[ch & 0xF]};
         out.append(esc, 6);
@@ -49,15 +62,21 @@ void append_json_string(std::string& out, std::string_view s) {
 
 void Json::dump_to(std::string& out) const {
   switch (type()) {
-    case Type::Null: out.append("null"); return;
-    case Type::Bool: out.append(std::get<bool>(v_) ? "true" : "false"); return;
+    case Type::Null:
+      out.append("null");
+      return;
+    case Type::Bool:
+      out.append(std::get<bool>(v_) ? "true" : "false");
+      return;
     case Type::Number: {
       const auto& n = std::get<JsonNumber>(v_);
       if (!n.is_finite()) throw EncodeError("a number is NaN or infinite");
       out.append(n.lexeme());
       return;
     }
-    case Type::String: append_json_string(out, std::get<std::string>(v_)); return;
+    case Type::String:
+      append_json_string(out, std::get<std::string>(v_));
+      return;
     case Type::Array: {
       out.push_back('[');
       bool first = true;

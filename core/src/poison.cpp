@@ -62,18 +62,28 @@ void append_base64(std::string& out, std::string_view bytes) {
 }
 
 // Metadata strings (error text, queue name) come from code, not from the body; if one is not
-// UTF-8 its invalid bytes are replaced so the record stays valid JSON. Body bytes never are.
+// UTF-8, each invalid sequence is replaced by U+FFFD so the record stays valid JSON. Body bytes
+// never are.
 void append_text(std::string& out, std::string_view s) {
   if (detail::valid_utf8(s)) {
     append_json_string(out, s);
     return;
   }
   std::string clean;
-  for (char ch : s) {
-    if (static_cast<unsigned char>(ch) < 0x80) {
-      clean.push_back(ch);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const std::size_t len = b < 0x80           ? 1
+                            : (b >> 5) == 0x6  ? 2
+                            : (b >> 4) == 0xE  ? 3
+                            : (b >> 3) == 0x1E ? 4
+                                               : 0;
+    if (len != 0 && i + len <= s.size() && detail::valid_utf8(s.substr(i, len))) {
+      clean.append(s.substr(i, len));
+      i += len;
     } else {
       clean.append("\xEF\xBF\xBD");
+      ++i;
     }
   }
   append_json_string(out, clean);
@@ -95,7 +105,8 @@ void append_block(std::string& out, std::string_view error, std::string_view que
 }  // namespace
 
 std::string poison_record(std::string_view body, std::string_view error,
-                          std::string_view original_queue, std::optional<std::int64_t> failed_at_ms) {
+                          std::string_view original_queue,
+                          std::optional<std::int64_t> failed_at_ms) {
   const std::int64_t failed_at = failed_at_ms ? *failed_at_ms : now_ms();
   std::string out;
   if (!detail::valid_utf8(body)) {
@@ -117,7 +128,8 @@ std::string poison_record(std::string_view body, std::string_view error,
       if (c.at_end() && !keys.has_dead_letter) {
         // Splice: every original byte is kept; only the dead_letter member is inserted.
         const char* q = open + 1;
-        while (q < close && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+        while (q < close && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+          ++q;
         const bool empty_object = q == close;
         out.reserve(body.size() + 160);
         out.append(body.data(), static_cast<std::size_t>(close - body.data()));

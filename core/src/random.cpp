@@ -21,7 +21,9 @@ namespace {
 
 std::atomic<unsigned> fork_generation{0};
 
-void on_fork_child() { fork_generation.fetch_add(1, std::memory_order_relaxed); }
+void on_fork_child() {
+  fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
 
 struct RandomBuffer {
   static constexpr std::size_t kSize = 4096;

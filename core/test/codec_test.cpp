@@ -3,16 +3,16 @@
 //
 // The envelope codec against the worked examples EX-1..EX-9 of spec/01-envelope.md.
 
-#include <babelqueue/codec.hpp>
 #include <gtest/gtest.h>
+#include <babelqueue/codec.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <regex>
-#include <atomic>
 #include <set>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace bq = babelqueue;
 
@@ -47,14 +47,15 @@ std::string retry(std::string_view body) {
 }  // namespace
 
 TEST(Make, EX1_ProducesCanonicalFrameWithFreshIdentity) {
-  const bq::Envelope e =
-      bq::make("urn:babel:orders:created", bq::Json::object({{"order_id", 1042}}), {.queue = "orders"});
+  const bq::Envelope e = bq::make("urn:babel:orders:created",
+                                  bq::Json::object({{"order_id", 1042}}), {.queue = "orders"});
   const std::string body = bq::encode(e);
   static const std::regex shape(
       R"re(\{"job":"urn:babel:orders:created","trace_id":"([0-9a-f-]{36})","data":\{"order_id":1042\},"meta":\{"id":"([0-9a-f-]{36})","queue":"orders","lang":"cpp","schema_version":1,"created_at":([0-9]+)\},"attempts":0\})re");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(body, m, shape)) << body;
-  static const std::regex v4("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  static const std::regex v4(
+      "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
   EXPECT_TRUE(std::regex_match(m[1].str(), v4));  // ENV-4
   EXPECT_TRUE(std::regex_match(m[2].str(), v4));
   EXPECT_NE(m[1].str(), m[2].str());
@@ -138,9 +139,9 @@ TEST(Annotate, EX4_ExactBytes) {
   const auto e = bq::decode(kEx1);
   bq::Envelope failed = e;
   failed.set_attempts(3);
-  const auto dl = bq::annotate(failed, bq::reason::failed, "orders", 3,
-                               bq::cause_of(std::runtime_error("Payment gateway timeout")),
-                               1749132730000);
+  const auto dl =
+      bq::annotate(failed, bq::reason::failed, "orders", 3,
+                   bq::cause_of(std::runtime_error("Payment gateway timeout")), 1749132730000);
   EXPECT_EQ(
       bq::encode(dl),
       R"({"job":"urn:babel:orders:created","trace_id":"7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b","data":{"order_id":1042},"meta":{"id":"f1e2d3c4-b5a6-4789-90ab-cdef01234567","queue":"orders","lang":"cpp","schema_version":1,"created_at":1749132727000},"attempts":3,"dead_letter":{"reason":"failed","error":"Payment gateway timeout","exception":"std::runtime_error","failed_at":1749132730000,"original_queue":"orders","attempts":3,"lang":"cpp"}})");
@@ -180,14 +181,16 @@ TEST(Decode, EX5_UnknownMembersKeptForbiddenDroppedWithWarnings) {
 
 TEST(Decode, ENV28_RepeatedForbiddenNameWarnsOnce) {
   std::vector<std::string> warnings;
-  (void)bq::decode(R"({"timestamp":1,"timestamp":2,"meta":{"source":"x","attempts":1,"max_retries":3}})",
-                   &warnings);
+  (void)bq::decode(
+      R"({"timestamp":1,"timestamp":2,"meta":{"source":"x","attempts":1,"max_retries":3}})",
+      &warnings);
   ASSERT_EQ(warnings.size(), 4U);
   EXPECT_NE(warnings[0].find("/timestamp"), std::string::npos);
 }
 
 TEST(Decode, ENV27_UnknownValuesAreCompactedRawText) {
-  const auto e = bq::decode(R"({"x" : { "a" : [ 1 , 2.50 , "s p\u00e9" ] } , "meta":{"v" : null}})");
+  const auto e =
+      bq::decode(R"({"x" : { "a" : [ 1 , 2.50 , "s p\u00e9" ] } , "meta":{"v" : null}})");
   ASSERT_EQ(e.unknown().size(), 1U);
   EXPECT_EQ(e.unknown()[0].second, R"({"a":[1,2.50,"s p\u00e9"]})");
   ASSERT_EQ(e.meta_unknown().size(), 1U);
@@ -202,13 +205,14 @@ TEST(Decode, ENV26_UnknownDeadLetterMembersSurvive) {
 }
 
 TEST(Encode, EX6_Escaping) {
-  const auto e = bq::make("urn:x", bq::Json::object({{"t", "Café — naïve ☕"},
-                                                     {"p", "a/b"},
-                                                     {"h", "A & B <tag>"},
-                                                     {"c", "\x01\n\t"}}));
+  const auto e = bq::make(
+      "urn:x",
+      bq::Json::object(
+          {{"t", "Café — naïve ☕"}, {"p", "a/b"}, {"h", "A & B <tag>"}, {"c", "\x01\n\t"}}));
   const std::string out = bq::encode(e);
-  EXPECT_NE(out.find(R"("data":{"t":"Café — naïve ☕","p":"a/b","h":"A & B <tag>","c":"\u0001\n\t"})"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(R"("data":{"t":"Café — naïve ☕","p":"a/b","h":"A & B <tag>","c":"\u0001\n\t"})"),
+      std::string::npos)
       << out;
 }
 
@@ -236,7 +240,8 @@ TEST(Decode, EX7_NumberLexemesSurviveByteForByte) {
 }
 
 TEST(Decode, ENV35_DataStringsAreReescaped) {
-  const std::string in = R"({"job":"urn:x","data":{"a":"\u00e9\/","b":"\ud800x","c":"\ud83d\ude00"}})";
+  const std::string in =
+      R"({"job":"urn:x","data":{"a":"\u00e9\/","b":"\ud800x","c":"\ud83d\ude00"}})";
   EXPECT_NE(retry(in).find("\"data\":{\"a\":\"é/\",\"b\":\"\xEF\xBF\xBDx\",\"c\":\"😀\"}"),
             std::string::npos)
       << retry(in);
@@ -297,8 +302,8 @@ TEST(Decode, ENV20_MemberTypesArePoison) {
 }
 
 TEST(Decode, ENV20_NullIsAbsentAndMinusZeroIsZero) {
-  const auto e =
-      bq::decode(R"({"job":null,"trace_id":null,"data":null,"meta":null,"attempts":-0,"dead_letter":null})");
+  const auto e = bq::decode(
+      R"({"job":null,"trace_id":null,"data":null,"meta":null,"attempts":-0,"dead_letter":null})");
   EXPECT_FALSE(e.has_data());
   EXPECT_FALSE(e.has_meta());
   EXPECT_EQ(e.attempts(), 0);
@@ -324,14 +329,15 @@ TEST(Accepts, ENV29_Rules) {
   EXPECT_TRUE(bq::accepts(bq::decode(kEx1)));
   EXPECT_TRUE(bq::accepts(bq::decode(kOrderCreatedPretty)));
   const char* rejected[] = {
-      R"({"trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})",            // (a)
-      R"({"job":"urn:x","trace_id":"t","data":{},"attempts":0})",                          // (b)
+      R"({"trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})",  // (a)
+      R"({"job":"urn:x","trace_id":"t","data":{},"attempts":0})",                // (b)
       R"({"job":"urn:x","trace_id":"t","data":{},"meta":{"schema_version":2},"attempts":0})",
-      R"({"job":"urn:x","trace_id":"t","meta":{"schema_version":1},"attempts":0})",        // (c)
+      R"({"job":"urn:x","trace_id":"t","meta":{"schema_version":1},"attempts":0})",  // (c)
       R"({"job":"urn:x","trace_id":" \u3000","data":{},"meta":{"schema_version":1},"attempts":0})",
-      R"({"job":"urn:x","trace_id":"t","data":{},"meta":{"schema_version":1}})",           // (e)
+      R"({"job":"urn:x","trace_id":"t","data":{},"meta":{"schema_version":1}})",  // (e)
   };
-  for (const char* body : rejected) EXPECT_FALSE(bq::accepts(bq::decode(body))) << body;
+  for (const char* body : rejected)
+    EXPECT_FALSE(bq::accepts(bq::decode(body))) << body;
   EXPECT_TRUE(bq::accepts(bq::decode(
       R"({"job":"urn:x","trace_id":"t","data":{},"meta":{"schema_version":1,"lang":"cobol"},"attempts":-1})")));
 }
@@ -386,10 +392,19 @@ TEST(Envelope, LazyDataIsParsedOnceAcrossThreadsAndCopies) {
       if (e.data().find("s")->as_string() == "v" && e.data().size() == 2) ++ok;
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   EXPECT_EQ(ok.load(), 4);
   EXPECT_EQ(copy.data(), e.data());
   bq::Envelope moved = std::move(copy);
   EXPECT_EQ(moved.data().find("k")->size(), 3U);
   EXPECT_EQ(copy.urn(), "");  // NOLINT(bugprone-use-after-move): moved-from is empty and valid
+}
+
+TEST(Decode, ENV28_WarningsFollowTheWinningMeta) {
+  std::vector<std::string> warnings;
+  (void)bq::decode(R"({"job":"u","meta":{"ts":1},"meta":{"schema_version":1}})", &warnings);
+  EXPECT_TRUE(warnings.empty());
+  (void)bq::decode(R"({"job":"u","meta":{"schema_version":1},"meta":{"ts":1}})", &warnings);
+  EXPECT_EQ(warnings.size(), 1U);
 }

@@ -4,8 +4,8 @@
 // Hostile input (ENV-16): every case gives a clear error or, for valid JSON, a correct decode;
 // and every poison body gives a record that keeps every byte.
 
-#include <babelqueue/codec.hpp>
 #include <gtest/gtest.h>
+#include <babelqueue/codec.hpp>
 
 #include <cmath>
 #include <string>
@@ -61,8 +61,8 @@ std::string original_bytes(const std::string& record) {
 }  // namespace
 
 TEST(Hostile, Nesting100000DeepIsAClearError) {
-  const std::string deep = body_with_data("{\"a\":" + std::string(100000, '[') +
-                                          std::string(100000, ']') + "}");
+  const std::string deep =
+      body_with_data("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}");
   const auto r = bq::try_decode(deep);
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(std::string(r.error().what()).find("nesting deeper than 10000"), std::string::npos)
@@ -112,8 +112,8 @@ TEST(Hostile, InvalidUtf8InEveryPositionIsPoisonAndKeptExactly) {
 }
 
 TEST(Hostile, OverlongSurrogateAndTruncatedSequencesAreInvalidUtf8) {
-  const char* bad[] = {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82",
-                       "\xF0\x9F\x98"};
+  const char* bad[] = {"\xC0\xAF",         "\xE0\x80\xAF", "\xED\xA0\x80",
+                       "\xF4\x90\x80\x80", "\xE2\x82",     "\xF0\x9F\x98"};
   for (const char* seq : bad) {
     const std::string body = body_with_data(std::string("{\"s\":\"") + seq + "\"}");
     const auto r = bq::try_decode(body);
@@ -215,5 +215,7 @@ TEST(Hostile, ControlAndSeparatorCharactersInStringsAreHandled) {
   const auto e = bq::decode(body_with_data(R"({"s":"\u0000\u001f\u2028\ud800"})"));
   const std::string& s = e.data().find("s")->as_string();
   EXPECT_EQ(s, std::string("\0\x1f\u2028\xEF\xBF\xBD", 8));
-  EXPECT_NE(bq::encode(e).find(R"("s":"\u0000\u001f)" "\u2028\xEF\xBF\xBD\""), std::string::npos);
+  EXPECT_NE(bq::encode(e).find(R"("s":"\u0000\u001f)"
+                               "\u2028\xEF\xBF\xBD\""),
+            std::string::npos);
 }

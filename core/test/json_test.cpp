@@ -3,8 +3,8 @@
 //
 // The Json value type: number lexemes (ENV-31, ENV-32), strict parse, semantic equality.
 
-#include <babelqueue/json.hpp>
 #include <gtest/gtest.h>
+#include <babelqueue/json.hpp>
 
 #include <cmath>
 #include <limits>
@@ -39,7 +39,8 @@ TEST(JsonNumber, ENV14_NonFiniteCannotBeEncoded) {
 }
 
 TEST(JsonNumber, ENV31_LexemeAccessors) {
-  const bq::Json j = bq::Json::parse(R"([1.0,1E+3,-0,18446744073709551615,-9223372036854775809,2.5])");
+  const bq::Json j =
+      bq::Json::parse(R"([1.0,1E+3,-0,18446744073709551615,-9223372036854775809,2.5])");
   const auto& a = j.as_array();
   EXPECT_EQ(a[0].as_number().lexeme(), "1.0");
   EXPECT_FALSE(a[0].as_number().is_integer());
@@ -106,4 +107,14 @@ TEST(Json, PushBackAndIndexTurnNullIntoContainers) {
   bq::Json obj;
   obj["k"]["nested"] = true;
   EXPECT_EQ(obj.dump(), R"({"k":{"nested":true}})");
+}
+
+TEST(JsonNumber, HLP12_HugeExponentsCompareExactly) {
+  EXPECT_FALSE(bq::Json::number("1e99999999999999999999") ==
+               bq::Json::number("1e99999999999999999998"));
+  EXPECT_EQ(bq::Json::number("10e99999999999999999998"),
+            bq::Json::number("1e99999999999999999999"));
+  EXPECT_GT(bq::compare(bq::Json::number("1e99999999999999999999").as_number(),
+                        bq::Json::number("9e99999999999999999998").as_number()),
+            0);
 }

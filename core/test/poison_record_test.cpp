@@ -3,8 +3,8 @@
 //
 // The ADR-0035 poison record (ENV-42..44), byte for byte against EX-8.
 
-#include <babelqueue/codec.hpp>
 #include <gtest/gtest.h>
+#include <babelqueue/codec.hpp>
 
 #include <string>
 
@@ -36,8 +36,11 @@ TEST(PoisonRecord, EX8_SpliceKeepsEveryByte) {
 
 TEST(PoisonRecord, EX8_NotJsonIsWrapped) {
   const std::string rec = record_for("not json");
-  EXPECT_EQ(rec.rfind(R"({"raw":"not json","dead_letter":{"reason":"poison","error":"invalid JSON at offset 0)", 0),
-            0U)
+  EXPECT_EQ(
+      rec.rfind(
+          R"({"raw":"not json","dead_letter":{"reason":"poison","error":"invalid JSON at offset 0)",
+          0),
+      0U)
       << rec;
 }
 
@@ -75,13 +78,14 @@ TEST(PoisonRecord, ENV42_EscapedDeadLetterNameCountsAsDeadLetter) {
 
 TEST(PoisonRecord, ENV42_EmptyObjectGetsNoComma) {
   EXPECT_EQ(bq::poison_record(" { \n } ", "E", "orders", kAt), " { \n " + pb("E") + "} ");
-  EXPECT_EQ(bq::poison_record("{}", "E", "orders", kAt), std::string("{").append(pb("E")).append("}"));
+  EXPECT_EQ(bq::poison_record("{}", "E", "orders", kAt),
+            std::string("{").append(pb("E")).append("}"));
 }
 
 TEST(PoisonRecord, ENV42_DuplicatesAndOddCasingStay) {
   const std::string body = R"({"JOB":"x","job":1,"job":2})";
-  EXPECT_EQ(bq::poison_record(body, "E", "orders", kAt), body.substr(0, body.size() - 1) + "," +
-                                                             pb("E") + "}");
+  EXPECT_EQ(bq::poison_record(body, "E", "orders", kAt),
+            body.substr(0, body.size() - 1) + "," + pb("E") + "}");
 }
 
 TEST(PoisonRecord, ENV43_ErrorTextIsEscapedAndNeverEmpty) {
@@ -102,4 +106,9 @@ TEST(PoisonRecord, ENV45_SplicedRecordDecodesAsPoisonAgainOrIdentityless) {
   EXPECT_EQ(wrapped.urn(), "");
   ASSERT_TRUE(wrapped.dead_letter().has_value());
   EXPECT_EQ(wrapped.dead_letter()->reason, "poison");
+}
+
+TEST(PoisonRecord, ENV43_OnlyInvalidSequencesOfTheErrorTextAreReplaced) {
+  const bq::Json j = bq::Json::parse(bq::poison_record("x", "caf\xC3\xA9\xFF!", "q", kAt));
+  EXPECT_EQ(j.find("dead_letter")->find("error")->as_string(), "caf\xC3\xA9\xEF\xBF\xBD!");
 }

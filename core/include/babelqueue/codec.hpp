@@ -82,9 +82,9 @@ BABELQUEUE_EXPORT Envelope annotate(const Envelope& env, std::string_view reason
 /// a top-level `dead_letter` is spliced byte for byte, anything else is wrapped as `raw` (base64
 /// with `raw_encoding` when the bytes are not UTF-8). Never throws for any input bytes except
 /// std::bad_alloc.
-BABELQUEUE_EXPORT std::string poison_record(std::string_view body, std::string_view error,
-                                            std::string_view original_queue,
-                                            std::optional<std::int64_t> failed_at_ms = std::nullopt);
+BABELQUEUE_EXPORT std::string poison_record(
+    std::string_view body, std::string_view error, std::string_view original_queue,
+    std::optional<std::int64_t> failed_at_ms = std::nullopt);
 
 /// Current UTC time in Unix epoch milliseconds (ENV-7).
 BABELQUEUE_EXPORT std::int64_t now_ms() noexcept;

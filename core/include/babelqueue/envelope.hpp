@@ -83,7 +83,8 @@ class BABELQUEUE_EXPORT Envelope {
   [[nodiscard]] bool has_data() const noexcept { return f_.has_data; }
   /// The `meta` block; all zero values when absent (see `has_meta()`).
   [[nodiscard]] Meta meta() const noexcept {
-    return Meta{view(f_.meta_id), view(f_.meta_queue), view(f_.meta_lang), f_.schema_version, f_.created_at};
+    return Meta{view(f_.meta_id), view(f_.meta_queue), view(f_.meta_lang), f_.schema_version,
+                f_.created_at};
   }
   /// False when `meta` was absent or null.
   [[nodiscard]] bool has_meta() const noexcept { return f_.has_meta; }
@@ -134,7 +135,7 @@ class BABELQUEUE_EXPORT Envelope {
   // Everything but the payload and the member lists: trivially copyable.
   struct Fields {
     Span urn, trace_id, meta_id, meta_queue, meta_lang;
-    Span data_raw;                   // raw JSON of a decoded data object, in text_
+    Span data_raw;                    // raw JSON of a decoded data object, in text_
     bool data_raw_canonical = false;  // data_raw can be re-emitted verbatim
     std::int64_t schema_version = 0;
     std::int64_t created_at = 0;

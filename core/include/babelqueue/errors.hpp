@@ -14,18 +14,18 @@ namespace babelqueue {
 
 /// Stable error codes; `Error::code()` returns one of these. Values never change meaning.
 enum class ErrorCode {
-  Decode = 1,            ///< bytes are not a decodable envelope (poison)
-  Encode = 2,            ///< an envelope could not be encoded (invalid UTF-8, non-finite number)
-  EmptyUrn = 3,          ///< make()/publish() with a blank URN
-  Config = 4,            ///< bad configuration (URL, option values); never transient
-  Transport = 5,         ///< broker I/O failed
-  Timeout = 6,           ///< a broker operation timed out (transient)
-  Closed = 7,            ///< the object was closed
+  Decode = 1,              ///< bytes are not a decodable envelope (poison)
+  Encode = 2,              ///< an envelope could not be encoded (invalid UTF-8, non-finite number)
+  EmptyUrn = 3,            ///< make()/publish() with a blank URN
+  Config = 4,              ///< bad configuration (URL, option values); never transient
+  Transport = 5,           ///< broker I/O failed
+  Timeout = 6,             ///< a broker operation timed out (transient)
+  Closed = 7,              ///< the object was closed
   ReleaseUnsupported = 8,  ///< a Releaser cannot release this message in place
-  DelayUnsupported = 9,  ///< the transport has no delayed publish
-  Randomness = 10,       ///< the CSPRNG failed
-  InvalidPayload = 11,   ///< payload schema validation failed (HLP-13)
-  Usage = 12,            ///< an API was called in a way it does not allow
+  DelayUnsupported = 9,    ///< the transport has no delayed publish
+  Randomness = 10,         ///< the CSPRNG failed
+  InvalidPayload = 11,     ///< payload schema validation failed (HLP-13)
+  Usage = 12,              ///< an API was called in a way it does not allow
 };
 
 /// Root of the babelqueue exception hierarchy.
@@ -100,23 +100,23 @@ template <class T, class E = Error>
 class Result {
  public:
   Result(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
-  Result(const T& value) : v_(std::in_place_index<0>, value) {}         // NOLINT: implicit
+  Result(const T& value) : v_(std::in_place_index<0>, value) {}        // NOLINT: implicit
   Result(E&& error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
-  Result(const E& error) : v_(std::in_place_index<1>, error) {}         // NOLINT: implicit
+  Result(const E& error) : v_(std::in_place_index<1>, error) {}        // NOLINT: implicit
 
   [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
   /// The value; throws the held error when there is none.
-  T& value() & {
+  [[nodiscard]] T& value() & {
     if (!has_value()) throw std::get<1>(v_);
     return std::get<0>(v_);
   }
-  const T& value() const& {
+  [[nodiscard]] const T& value() const& {
     if (!has_value()) throw std::get<1>(v_);
     return std::get<0>(v_);
   }
-  T&& value() && {
+  [[nodiscard]] T&& value() && {
     if (!has_value()) throw std::get<1>(v_);
     return std::get<0>(std::move(v_));
   }

@@ -47,7 +47,8 @@ class BABELQUEUE_EXPORT JsonNumber {
   /// The value as double (may round; may be infinite for `1e999999`).
   [[nodiscard]] double as_double() const noexcept;
 
-  /// Exact numeric comparison of two lexemes (`1 == 1.0 == 10e-1`), any magnitude.
+  /// Exact numeric comparison of two lexemes (`1 == 1.0 == 10e-1`): any number of digits,
+  /// exponents up to 10^36 (larger ones saturate).
   friend BABELQUEUE_EXPORT bool operator==(const JsonNumber& a, const JsonNumber& b) noexcept;
   /// Exact numeric ordering: negative, zero or positive like `strcmp`.
   friend BABELQUEUE_EXPORT int compare(const JsonNumber& a, const JsonNumber& b) noexcept;
@@ -65,24 +66,33 @@ BABELQUEUE_EXPORT int compare(const JsonNumber& a, const JsonNumber& b) noexcept
 /// A JSON value that keeps what the envelope rules need: number lexemes, member order, and
 /// strict RFC 8259 parsing (ENV-16). Used for `data`, payload schemas and manifests.
 ///
+/// Copying, `dump()` and `==` recurse once per nesting level (about 100 bytes of stack per
+/// level in a release build); destruction does not.
+///
 /// Thread-safety: a value type; concurrent reads are safe, writes need external locking.
 class BABELQUEUE_EXPORT Json {
  public:
   enum class Type { Null, Bool, Number, String, Array, Object };
 
-  Json() noexcept = default;                    ///< null
-  Json(std::nullptr_t) noexcept {}              // NOLINT: implicit by design
-  Json(bool b) noexcept : v_(b) {}              // NOLINT
-  Json(int n);                                  // NOLINT
-  Json(long n);                                 // NOLINT
-  Json(long long n);                            // NOLINT
-  Json(unsigned n);                             // NOLINT
-  Json(unsigned long n);                        // NOLINT
-  Json(unsigned long long n);                   // NOLINT
+  Json() noexcept = default;  ///< null
+  Json(const Json&) = default;
+  Json(Json&&) noexcept = default;
+  Json& operator=(const Json&) = default;
+  Json& operator=(Json&&) noexcept = default;
+  /// Tears nested containers down iteratively, so a 10,000-deep value cannot exhaust the stack.
+  ~Json();
+  Json(std::nullptr_t) noexcept {}  // NOLINT: implicit by design
+  Json(bool b) noexcept : v_(b) {}  // NOLINT
+  Json(int n);                      // NOLINT
+  Json(long n);                     // NOLINT
+  Json(long long n);                // NOLINT
+  Json(unsigned n);                 // NOLINT
+  Json(unsigned long n);            // NOLINT
+  Json(unsigned long long n);       // NOLINT
   /// Shortest round-trip digits, ECMAScript layout (ENV-32): `3.0` is `3`, `1e21` is `1e+21`.
   /// NaN and infinities make a number that `dump()` refuses with EncodeError.
-  Json(double d);                               // NOLINT
-  Json(const char* s) : v_(std::string(s)) {}   // NOLINT
+  Json(double d);                                     // NOLINT
+  Json(const char* s) : v_(std::string(s)) {}         // NOLINT
   Json(std::string s) noexcept : v_(std::move(s)) {}  // NOLINT
   Json(std::string_view s) : v_(std::string(s)) {}    // NOLINT
   Json(JsonNumber n) noexcept : v_(std::move(n)) {}   // NOLINT
