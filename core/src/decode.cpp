@@ -62,6 +62,9 @@ struct IntField {
   std::string_view lexeme;  // the offending number, for the message
 };
 
+constexpr StrField kNoString{{}, false, 0};
+constexpr IntField kNoInt{false, 0, nullptr, {}};
+
 // Which of the always-present fields have been written.
 enum Seen : unsigned {
   SeenJob = 1U << 0,
@@ -191,7 +194,8 @@ class Decoder {
   unsigned forbidden_ = 0;       // top level
   unsigned meta_forbidden_ = 0;  // of the winning meta only (ENV-19)
   unsigned seen_ = 0;
-  void settle();  // gives every field that was never met its absent value
+  bool any_bad_ = false;  // some member had a wrong type (it may have been replaced since)
+  void settle();          // gives every field that was never met its absent value
 
   // Top level.
   StrField job_, urn_, trace_id_;
@@ -219,15 +223,16 @@ class Decoder {
 };
 
 void Decoder::settle() {
-  constexpr StrField kNoString{{}, false, 0};
-  constexpr IntField kNoInt{false, 0, nullptr, {}};
   if ((seen_ & SeenJob) == 0) job_ = kNoString;
   if ((seen_ & SeenUrn) == 0) urn_ = kNoString;
   if ((seen_ & SeenTraceId) == 0) trace_id_ = kNoString;
   if ((seen_ & SeenAttempts) == 0) attempts_ = kNoInt;
   if ((seen_ & SeenMeta) == 0) {
-    meta_id_ = meta_queue_ = meta_lang_ = kNoString;
-    schema_version_ = created_at_ = kNoInt;
+    meta_id_ = kNoString;
+    meta_queue_ = kNoString;
+    meta_lang_ = kNoString;
+    schema_version_ = kNoInt;
+    created_at_ = kNoInt;
   }
 }
 
@@ -295,14 +300,16 @@ bool Decoder::read_string(StrField& f, int depth) {
   }
   if (first == 'n') return detail::scan_literal(c_, "null");
   f.bad_first = first;
+  any_bad_ = true;
   return skip_value(depth);
 }
 
 bool Decoder::read_int(IntField& f, int depth) {
-  f = IntField{false, 0, nullptr, {}};
+  f = kNoInt;
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '-' && !detail::is_digit(first)) {
+    any_bad_ = true;
     f.bad = first == '"'   ? "expected integer, got string"
             : first == '{' ? "expected integer, got object"
             : first == '[' ? "expected integer, got array"
@@ -330,11 +337,13 @@ bool Decoder::read_int(IntField& f, int depth) {
   RawNumber n;
   if (!detail::scan_number(c_, n)) return false;
   if (!n.integer) {
+    any_bad_ = true;
     f.bad = "expected integer, got ";
     f.lexeme = n.lexeme;
     return true;
   }
   if (!parse_int64(n.lexeme, f.value)) {
+    any_bad_ = true;
     f.bad = "integer out of range: ";
     f.lexeme = n.lexeme;
     return true;
@@ -354,8 +363,12 @@ bool Decoder::read_unknown(RawMembers& into, std::string_view name, int depth) {
 bool Decoder::read_meta() {
   has_meta_ = false;
   meta_bad_ = nullptr;
-  meta_id_ = meta_queue_ = meta_lang_ = StrField{{}, false, 0};
-  schema_version_ = created_at_ = IntField{false, 0, nullptr, {}};
+  // One constant per field, not a chained assignment: a chain reloads what it just stored.
+  meta_id_ = kNoString;
+  meta_queue_ = kNoString;
+  meta_lang_ = kNoString;
+  schema_version_ = kNoInt;
+  created_at_ = kNoInt;
   seen_ |= SeenMeta;
   meta_forbidden_ = 0;
   meta_unknown_.clear();
@@ -363,6 +376,7 @@ bool Decoder::read_meta() {
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '{') {
     meta_bad_ = json_type_name(first);
+    any_bad_ = true;
     return skip_value(1);
   }
   has_meta_ = true;
@@ -406,6 +420,7 @@ bool Decoder::read_dead_letter() {
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '{') {
     dl_bad_ = json_type_name(first);
+    any_bad_ = true;
     return skip_value(1);
   }
   DeadLetterFields& d = dl_.emplace();
@@ -477,6 +492,7 @@ bool Decoder::read_data() {
   if (first == 'n') return detail::scan_literal(c_, "null");
   if (first != '{') {
     data_bad_ = json_type_name(first);
+    any_bad_ = true;
     return skip_value(1);
   }
   // Validate now, build the Json on first access (Envelope::data()).
@@ -499,35 +515,37 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
   }
 
   settle();
-  // Member types of the winning values (ENV-20).
-  note("job", job_);
-  note("trace_id", trace_id_);
-  if (data_bad_ != nullptr && problem_.field == nullptr) {
-    problem_.field = "data";
-    problem_.detail = std::string("expected object, got ") + data_bad_;
-  }
-  if (meta_bad_ != nullptr && problem_.field == nullptr) {
-    problem_.field = "meta";
-    problem_.detail = std::string("expected object, got ") + meta_bad_;
-  }
-  note("meta.id", meta_id_);
-  note("meta.queue", meta_queue_);
-  note("meta.lang", meta_lang_);
-  note("meta.schema_version", schema_version_);
-  note("meta.created_at", created_at_);
-  note("attempts", attempts_);
-  if (dl_bad_ != nullptr && problem_.field == nullptr) {
-    problem_.field = "dead_letter";
-    problem_.detail = std::string("expected object, got ") + dl_bad_;
-  }
-  if (dl_) {
-    note("dead_letter.reason", dl_->reason);
-    note("dead_letter.error", dl_->error);
-    note("dead_letter.exception", dl_->exception);
-    note("dead_letter.failed_at", dl_->failed_at);
-    note("dead_letter.original_queue", dl_->original_queue);
-    note("dead_letter.attempts", dl_->attempts);
-    note("dead_letter.lang", dl_->lang);
+  if (any_bad_) {
+    // Member types of the winning values (ENV-20).
+    note("job", job_);
+    note("trace_id", trace_id_);
+    if (data_bad_ != nullptr && problem_.field == nullptr) {
+      problem_.field = "data";
+      problem_.detail = std::string("expected object, got ") + data_bad_;
+    }
+    if (meta_bad_ != nullptr && problem_.field == nullptr) {
+      problem_.field = "meta";
+      problem_.detail = std::string("expected object, got ") + meta_bad_;
+    }
+    note("meta.id", meta_id_);
+    note("meta.queue", meta_queue_);
+    note("meta.lang", meta_lang_);
+    note("meta.schema_version", schema_version_);
+    note("meta.created_at", created_at_);
+    note("attempts", attempts_);
+    if (dl_bad_ != nullptr && problem_.field == nullptr) {
+      problem_.field = "dead_letter";
+      problem_.detail = std::string("expected object, got ") + dl_bad_;
+    }
+    if (dl_) {
+      note("dead_letter.reason", dl_->reason);
+      note("dead_letter.error", dl_->error);
+      note("dead_letter.exception", dl_->exception);
+      note("dead_letter.failed_at", dl_->failed_at);
+      note("dead_letter.original_queue", dl_->original_queue);
+      note("dead_letter.attempts", dl_->attempts);
+      note("dead_letter.lang", dl_->lang);
+    }
   }
   if (problem_.field != nullptr) {
     return DecodeError(std::string(problem_.field) + ": " + problem_.detail);
