@@ -3,6 +3,7 @@
 #include <babelqueue/idempotency.hpp>
 
 #include <stdexcept>
+#include <utility>
 
 namespace babelqueue::idempotency {
 
@@ -67,6 +68,34 @@ Outcome run_once(Store& store, std::string_view id, const std::function<void()>&
 Outcome run_once(Store& store, const Envelope& env, const std::function<void()>& effect,
                  const RememberErrorHandler& on_remember_error) {
   return run_once(store, env.meta().id, effect, on_remember_error);
+}
+
+// ---- wrap_handler ----
+
+namespace {
+// Thrown through run_once when the handler returned an error Status, so the id stays unmarked.
+struct HandlerFailed {};
+}  // namespace
+
+Handler wrap_handler(std::shared_ptr<Store> store, Handler handler,
+                     RememberErrorHandler on_remember_error) {
+  if (!store) throw ConfigError("idempotency: wrap_handler() needs a store");
+  if (!handler) throw ConfigError("idempotency: wrap_handler() needs a handler");
+  return [store = std::move(store), handler = std::move(handler),
+          on_error = std::move(on_remember_error)](Context& ctx, const Envelope& env) -> Status {
+    Status status;
+    try {
+      run_once(
+          *store, env,
+          [&]() {
+            status = handler(ctx, env);
+            if (!status.ok()) throw HandlerFailed{};
+          },
+          on_error);
+    } catch (const HandlerFailed&) {  // NOLINT(bugprone-empty-catch): `status` holds the error
+    }
+    return status;
+  };
 }
 
 }  // namespace babelqueue::idempotency

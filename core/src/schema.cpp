@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/schema.hpp>
 
+#include <babelqueue/codec.hpp>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -498,6 +500,28 @@ void validate(const Provider& provider, const Envelope& env) {
 
 std::optional<InvalidPayload> try_validate(const Provider& provider, const Envelope& env) {
   return try_check(provider, env.urn(), env.data());
+}
+
+// ---- App adapters ----
+
+Handler wrap_handler(std::shared_ptr<const Provider> provider, Handler handler) {
+  if (!provider) throw ConfigError("schema: wrap_handler() needs a provider");
+  if (!handler) throw ConfigError("schema: wrap_handler() needs a handler");
+  return [provider = std::move(provider), handler = std::move(handler)](
+             Context& ctx, const Envelope& env) -> Status {
+    if (std::optional<InvalidPayload> invalid = try_validate(*provider, env)) {
+      // The Status carries the code and the text; violations() stay on the thrown-path type.
+      return Status(Error(invalid->code(), invalid->what()));
+    }
+    return handler(ctx, env);
+  };
+}
+
+std::string publish_checked(App& app, const Provider& provider, std::string_view urn, Json data,
+                            const PublishOptions& options) {
+  // The envelope carries the trimmed URN (ENV-10), so that is the schema key.
+  check(provider, trim_w(urn), data);
+  return app.publish(urn, std::move(data), options);
 }
 
 }  // namespace babelqueue::schema

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/app.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
@@ -121,5 +122,25 @@ template <class Handler>
         on_error);
   };
 }
+
+/// Decorates an App handler so a message whose `meta.id` was already processed is acked without
+/// running it (HLP-2), for `App::handle`:
+/// `app.handle(urn, idempotency::wrap_handler(store, handler));`
+///
+/// Semantics (the `run_once` rules, with the handler's Status as the outcome):
+/// - `meta.id` empty: `handler` runs unchanged (fail-open);
+/// - `store.seen` throws: the exception propagates (the App treats it as a handler error, so the
+///   message is retried) and `handler` does not run;
+/// - already seen: returns OK without running `handler` (the App acks);
+/// - `handler` returns an error Status or throws: that Status / exception propagates and the id
+///   is NOT remembered (retry and dead-lettering still apply);
+/// - otherwise the id is remembered; a `remember` failure goes to `on_remember_error` (when set)
+///   and is ignored (Go semantics, spec Q13): returns OK.
+///
+/// Thread-safety: the result is as thread-safe as `handler` and the store (it may run on several
+/// App workers at once; see the class comment on dedupe limits). It shares `store`.
+/// @throws ConfigError when `store` or `handler` is null.
+[[nodiscard]] BABELQUEUE_EXPORT Handler wrap_handler(std::shared_ptr<Store> store, Handler handler,
+                                                     RememberErrorHandler on_remember_error = {});
 
 }  // namespace babelqueue::idempotency

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/app.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
@@ -176,5 +177,31 @@ BABELQUEUE_EXPORT void validate(const Provider& provider, const Envelope& env);
 /// `try_check(provider, env.urn(), env.data())`.
 [[nodiscard]] BABELQUEUE_EXPORT std::optional<InvalidPayload> try_validate(const Provider& provider,
                                                                            const Envelope& env);
+
+/// Decorates an App handler with payload validation (HLP-13 `wrap`), for `App::handle`:
+/// `app.handle(urn, schema::wrap_handler(provider, handler));`
+///
+/// Before `handler` runs, `env.data()` is checked against the schema registered for
+/// `env.urn()`. A violation returns the InvalidPayload as the handler's error Status
+/// (ErrorCode::InvalidPayload, `what()` = "invalid payload for <urn>: <violations>") without
+/// running `handler`, so the App retries it and finally dead-letters it with reason `failed` and
+/// that text in `dead_letter.error`. No registered schema -> `handler` runs. A failing provider
+/// (a registered schema that cannot be read) throws out of the wrapper, which the App also
+/// treats as a handler error.
+///
+/// Thread-safety: as thread-safe as `handler` (providers are thread-safe); shares `provider`.
+/// @throws ConfigError when `provider` or `handler` is null.
+[[nodiscard]] BABELQUEUE_EXPORT Handler wrap_handler(std::shared_ptr<const Provider> provider,
+                                                     Handler handler);
+
+/// Producer-side check-then-publish (HLP-13 "producers SHOULD call check before publish"):
+/// `check(provider, trim(urn), data)`, then `app.publish(urn, std::move(data), options)`.
+/// Returns the new message's `meta.id`. Nothing is published when the check fails. For
+/// `publish_with_headers` or a raw transport, call `check` yourself before publishing.
+/// @throws InvalidPayload when `data` violates the URN's schema.
+/// @throws Error when the provider fails, and whatever `App::publish` throws.
+BABELQUEUE_EXPORT std::string publish_checked(App& app, const Provider& provider,
+                                              std::string_view urn, Json data,
+                                              const PublishOptions& options = {});
 
 }  // namespace babelqueue::schema

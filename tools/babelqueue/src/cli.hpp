@@ -55,5 +55,6 @@ void print_error(std::string_view line);
 void add_envelope_commands(CLI::App& app, Context& ctx);
 void add_conformance_command(CLI::App& app, Context& ctx);
 void add_bench_commands(CLI::App& app, Context& ctx);
+void add_demo_command(CLI::App& app, Context& ctx);
 
 }  // namespace babelqueue::cli

@@ -27,6 +27,9 @@ int exit_code_for(ErrorCode code) noexcept {
     case ErrorCode::ReleaseUnsupported:
     case ErrorCode::DelayUnsupported:
     case ErrorCode::Randomness:
+    case ErrorCode::Cancelled:
+    case ErrorCode::UnknownUrn:
+    case ErrorCode::Handler:
       return kExitRejected;
   }
   return kExitRejected;

@@ -30,7 +30,10 @@ std::filesystem::path executable_path(const char* argv0) {
 namespace cli = babelqueue::cli;
 
 int run(int argc, char** argv) {
-  CLI::App app{"BabelQueue envelope tools, conformance runner and benchmarks.", "babelqueue"};
+  CLI::App app{
+      "BabelQueue: the order-workflow demo, envelope tools, the conformance runner and\n"
+      "benchmarks.",
+      "babelqueue"};
   app.set_version_flag("--version", std::string("babelqueue ") + BABELQUEUE_VERSION);
   app.require_subcommand(1);
   app.footer(
@@ -42,6 +45,7 @@ int run(int argc, char** argv) {
   cli::add_envelope_commands(app, ctx);
   cli::add_conformance_command(app, ctx);
   cli::add_bench_commands(app, ctx);
+  cli::add_demo_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/errors.hpp>
+#include <babelqueue/export.hpp>
+
+#include <any>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+/// @file
+/// The transport contract (RT-1..RT-3): the seam between the App runtime and a broker.
+/// Transport methods never throw across the interface (RT-2): they return a `Status` or a
+/// `Result`, whose error carries `code()` and `is_transient()`.
+
+namespace babelqueue {
+
+/// Out-of-band headers carried beside the envelope (RT-50), never inside it.
+using Headers = std::map<std::string, std::string>;
+
+/// The outcome of an operation that returns nothing: ok, or an `Error`.
+///
+/// Thread-safety: a value type.
+class [[nodiscard]] BABELQUEUE_EXPORT Status {
+ public:
+  /// Ok.
+  Status() = default;
+  /// Failed with `error` (implicit, so a function can `return TransportError("...")`).
+  Status(Error error) : error_(std::move(error)) {}  // NOLINT: implicit by design
+
+  [[nodiscard]] bool ok() const noexcept { return !error_.has_value(); }
+  explicit operator bool() const noexcept { return ok(); }
+  /// The error; only valid when `!ok()`.
+  [[nodiscard]] const Error& error() const { return *error_; }
+  /// True when the error has `code`.
+  [[nodiscard]] bool is(ErrorCode code) const noexcept { return error_ && error_->code() == code; }
+  /// Throws the error, if any.
+  void throw_if_error() const {
+    if (error_) throw *error_;
+  }
+
+ private:
+  std::optional<Error> error_;
+};
+
+/// One reserved delivery (RT-1).
+struct ReceivedMessage {
+  /// The raw payload, unframed; may be invalid UTF-8.
+  std::string body;
+  /// The queue it was reserved from.
+  std::string queue;
+  /// Transport-private acknowledgement handle.
+  std::any handle;
+  /// Out-of-band headers; empty when none.
+  Headers headers;
+  /// The broker's 1-based delivery count for this reservation; 0 = not tracked.
+  std::int64_t delivery_count = 0;
+  /// The transport already classified the body as undecodable (Redis).
+  bool poison = false;
+  /// The text for the poison record's `error` when `poison` is set.
+  std::string poison_reason;
+  /// Empty, or a reserved route set by a transport gate (RT-40).
+  std::string route;
+  /// Source record key (Kafka): nullopt = null key, empty = empty key.
+  std::optional<std::string> key;
+};
+
+/// The core transport interface (RT-2).
+///
+/// Thread-safety (the contract every implementation states): `publish` is safe from any thread;
+/// `pop` runs on one consumer thread per queue; `ack` and the capability methods may be called
+/// from the App's worker threads; `close` is idempotent and safe from any thread.
+class BABELQUEUE_EXPORT Transport {
+ public:
+  virtual ~Transport() = default;
+  /// Appends an already-encoded body verbatim.
+  virtual Status publish(std::string_view queue, std::string body) = 0;
+  /// Reserves the next message, blocking at most `timeout`; nullopt when none arrived.
+  virtual Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
+                                                     std::chrono::milliseconds timeout) = 0;
+  /// Acknowledges (removes) a reserved message.
+  virtual Status ack(const ReceivedMessage& msg) = 0;
+  /// Releases resources; afterwards every call fails with ErrorCode::Closed.
+  virtual void close() = 0;
+};
+
+/// Capability: carry headers beside the body (RT-3).
+class BABELQUEUE_EXPORT HeaderPublisher {
+ public:
+  virtual ~HeaderPublisher() = default;
+  virtual Status publish_with_headers(std::string_view queue, std::string body,
+                                      const Headers& headers) = 0;
+};
+
+/// Capability: give a reservation back in place, redelivered after `delay` (RT-3). Returns
+/// ErrorCode::ReleaseUnsupported when this message cannot be released in place; a Releaser counts
+/// the attempt itself (delivery_count or the stored body).
+class BABELQUEUE_EXPORT Releaser {
+ public:
+  virtual ~Releaser() = default;
+  virtual Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) = 0;
+};
+
+/// Capability: hand an unacked delivery back for prompt redelivery (RT-3).
+class BABELQUEUE_EXPORT Rewinder {
+ public:
+  virtual ~Rewinder() = default;
+  virtual Status rewind(const ReceivedMessage& msg) = 0;
+};
+
+/// Capability: publish carrying the source record's key (RT-3, RT-35).
+class BABELQUEUE_EXPORT KeyedRepublisher {
+ public:
+  virtual ~KeyedRepublisher() = default;
+  virtual Status republish(std::string_view queue, std::string body,
+                           const ReceivedMessage& source) = 0;
+};
+
+/// Capability: a reservation-gated dead-letter write that also acknowledges (RT-3, RT-36).
+class BABELQUEUE_EXPORT DeadLetterer {
+ public:
+  virtual ~DeadLetterer() = default;
+  virtual Status dead_letter(const ReceivedMessage& msg, std::string_view dead_letter_queue,
+                             std::string body) = 0;
+};
+
+/// Capability: leave the message to the broker's own dead-letter mechanism (ADR-0037). No ack.
+class BABELQUEUE_EXPORT BrokerDeadLetter {
+ public:
+  virtual ~BrokerDeadLetter() = default;
+  virtual Status hand_to_broker(const ReceivedMessage& msg, std::string_view why) = 0;
+};
+
+/// Capability: a transport-specific default dead-letter queue name (RT-7).
+class BABELQUEUE_EXPORT DeadLetterNaming {
+ public:
+  virtual ~DeadLetterNaming() = default;
+  /// `explicit_suffix` is set only when the App's dead_letter_suffix was given explicitly.
+  [[nodiscard]] virtual std::string dead_letter_name(
+      std::string_view source_queue, std::optional<std::string_view> explicit_suffix) const = 0;
+};
+
+}  // namespace babelqueue

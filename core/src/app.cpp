@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// The App runtime (02-runtime RT-6..RT-39): handler routing, publish, the consume/drain loops with
+// their worker pool (decisions D-3, D-4) and the dispatch decision table D1..D22 (RT-30..RT-38).
+// Nothing on the happy path logs, copies the body, or allocates beyond the decode itself.
+
+#include <babelqueue/app.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace babelqueue {
+namespace {
+
+using std::chrono::milliseconds;
+
+// RT-14 / decision D-3: transient pop errors are ridden out with 100 ms doubling to 5 s.
+constexpr milliseconds kBackoffStart{100};
+constexpr milliseconds kBackoffCap{5000};
+// RT-6: the DLQ suffix when none was given explicitly.
+constexpr std::string_view kDefaultSuffix = ".dlq";
+// ENV-39: the exception name of the unknown-URN cause.
+constexpr std::string_view kUnknownUrnErrorType = "babelqueue::UnknownUrnError";
+// ENV-43: `error` is non-empty; used when a transport flags poison without a reason.
+constexpr std::string_view kFlaggedPoisonReason = "the transport flagged the body as undecodable";
+
+// Heterogeneous hashing, so a handler lookup never builds a std::string from the URN view.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+std::string_view level_name(LogLevel level) noexcept {
+  switch (level) {
+    case LogLevel::Debug:
+      return "debug";
+    case LogLevel::Info:
+      return "info";
+    case LogLevel::Warning:
+      return "warning";
+    case LogLevel::Error:
+      return "error";
+  }
+  return "log";
+}
+
+// The default logger (RT-6): warnings and errors to stderr, one write per line.
+void default_log(LogLevel level, std::string_view text) {
+  if (level < LogLevel::Warning) return;
+  std::string line = "babelqueue: ";
+  line += level_name(level);
+  line += ": ";
+  line += text;
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+// The unknown-URN cause (D7, D11, ENV-39).
+FailureCause unknown_urn_cause(std::string_view urn) {
+  std::string message = "no handler for urn \"";
+  message += urn;
+  message += '"';
+  return FailureCause{std::move(message), std::string(kUnknownUrnErrorType)};
+}
+
+std::int64_t saturating_increment(std::int64_t v) noexcept {
+  return v == std::numeric_limits<std::int64_t>::max() ? v : v + 1;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  out += s;
+  out += '"';
+  return out;
+}
+
+Error cancelled_error() {
+  return Error(ErrorCode::Cancelled, "babelqueue: stopped by App::stop()");
+}
+
+bool valid_strategy(UnknownUrnStrategy s) noexcept {
+  switch (s) {
+    case UnknownUrnStrategy::Fail:
+    case UnknownUrnStrategy::Delete:
+    case UnknownUrnStrategy::Release:
+    case UnknownUrnStrategy::DeadLetter:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Free functions
+// ---------------------------------------------------------------------------------------------
+
+UnknownUrnStrategy parse_unknown_urn_strategy(std::string_view text) {
+  if (text == "fail") return UnknownUrnStrategy::Fail;
+  if (text == "delete") return UnknownUrnStrategy::Delete;
+  if (text == "release") return UnknownUrnStrategy::Release;
+  if (text == "dead_letter") return UnknownUrnStrategy::DeadLetter;
+  throw ConfigError("unknown unknown_urn strategy " + quoted(text) +
+                    " (want fail, delete, release or dead_letter)");
+}
+
+std::string_view to_string(UnknownUrnStrategy strategy) noexcept {
+  switch (strategy) {
+    case UnknownUrnStrategy::Fail:
+      return "fail";
+    case UnknownUrnStrategy::Delete:
+      return "delete";
+    case UnknownUrnStrategy::Release:
+      return "release";
+    case UnknownUrnStrategy::DeadLetter:
+      return "dead_letter";
+  }
+  return "fail";
+}
+
+bool Context::is_replay() const noexcept {
+  // Header maps are tiny; a linear scan avoids building a std::string key (HLP-25).
+  for (const auto& [name, value] : message_.headers) {
+    if (name == REPLAY_BYPASS_HEADER) return !value.empty();
+  }
+  return false;
+}
+
+Status bypass_external_effects(const Context& ctx, const std::function<Status()>& effect) {
+  if (ctx.is_replay() || !effect) return Status{};
+  return effect();
+}
+
+// ---------------------------------------------------------------------------------------------
+// App::Impl
+// ---------------------------------------------------------------------------------------------
+
+class App::Impl {
+ public:
+  explicit Impl(App& app)
+      : app_(app),
+        opt_(app.options_),
+        transport_(*app.transport_),
+        header_publisher_(dynamic_cast<HeaderPublisher*>(app.transport_.get())),
+        releaser_(dynamic_cast<Releaser*>(app.transport_.get())),
+        rewinder_(dynamic_cast<Rewinder*>(app.transport_.get())),
+        keyed_(dynamic_cast<KeyedRepublisher*>(app.transport_.get())),
+        dead_letterer_(dynamic_cast<DeadLetterer*>(app.transport_.get())),
+        broker_dead_letter_(dynamic_cast<BrokerDeadLetter*>(app.transport_.get())),
+        naming_(dynamic_cast<DeadLetterNaming*>(app.transport_.get())) {}
+
+  void handle(std::string_view urn, Handler handler) {
+    const std::string_view key = trim_w(urn);
+    if (key.empty()) throw Error(ErrorCode::Usage, "App::handle: the URN is blank");
+    if (!handler) throw Error(ErrorCode::Usage, "App::handle: the handler is empty");
+    auto it = handlers_.find(key);
+    if (it != handlers_.end()) {
+      it->second = std::move(handler);  // the last registration wins (RT-11)
+    } else {
+      handlers_.emplace(std::string(key), std::move(handler));
+    }
+  }
+
+  [[nodiscard]] HeaderPublisher* header_publisher() const noexcept { return header_publisher_; }
+  [[nodiscard]] const DeadLetterNaming* naming() const noexcept { return naming_; }
+
+  void log(LogLevel level, std::string_view text) const noexcept {
+    try {
+      if (opt_.logger) {
+        opt_.logger(level, text);
+      } else {
+        default_log(level, text);
+      }
+    } catch (...) {  // a logger must never take the worker down
+    }
+  }
+
+  // Wakes every interruptible wait (backoff, rewind pause) after App::stop().
+  void wake() noexcept {
+    try {
+      { std::lock_guard<std::mutex> lock(stop_mu_); }
+    } catch (...) {  // std::system_error from a broken mutex: notify anyway
+    }
+    stop_cv_.notify_all();
+  }
+
+  // Sleeps `d` unless stop() comes first; false when stopped.
+  bool sleep_unless_stopped(milliseconds d) {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    return !stop_cv_.wait_for(lock, d, [this] { return app_.stopping(); });
+  }
+
+  // RT-30, never throws: one bad message (or a broken hook or transport) never stops a loop.
+  void dispatch(const ReceivedMessage& msg) noexcept {
+    try {
+      dispatch_unguarded(msg);
+    } catch (const std::exception& e) {
+      log(LogLevel::Error, "dispatch of a message from queue " + quoted(msg.queue) +
+                               " failed unexpectedly, message left unacknowledged: " + e.what());
+    } catch (...) {
+      log(LogLevel::Error, "dispatch of a message from queue " + quoted(msg.queue) +
+                               " failed unexpectedly, message left unacknowledged");
+    }
+  }
+
+  // RT-14: the consume loop. With concurrency N > 1 pop stays here and up to N dispatches run
+  // at once on a worker pool that never holds more than N popped-but-unfinished messages.
+  Status consume(const std::string& target);
+  // RT-16.
+  DrainResult drain(const std::string& target, std::size_t max);
+
+ private:
+  class WorkerPool;
+
+  void dispatch_unguarded(const ReceivedMessage& msg);
+
+  // ---- sub-routines of RT-32..RT-38 ----
+  void ack(const ReceivedMessage& msg);
+  bool release_in_place(const ReceivedMessage& msg, milliseconds delay);
+  Status republish(std::string_view queue, std::string body, const ReceivedMessage& source);
+  void republish_failed(const ReceivedMessage& msg, const Error& err);
+  void hand_back(const ReceivedMessage& msg);
+  void write_dlq(const ReceivedMessage& msg, std::string body);
+  void write_dlq_annotated(const ReceivedMessage& msg, const Envelope& env, std::string_view why,
+                           std::int64_t attempts, const std::optional<FailureCause>& cause);
+  void dlq_failed(const ReceivedMessage& msg, std::string_view target, const Error& err);
+  void hand_to_broker(const ReceivedMessage& msg, std::string_view why);
+  void retry_or_dlq(const ReceivedMessage& msg, Envelope& env, const FailureCause& cause,
+                    bool unknown_urn);
+  void unknown(const ReceivedMessage& msg, Envelope& env, std::string_view urn);
+  void identityless(const ReceivedMessage& msg, Envelope& env);
+  void poison(const ReceivedMessage& msg, std::string_view error_text);
+  void unsupported(const ReceivedMessage& msg);
+  void release_or_republish_original(const ReceivedMessage& msg);
+
+  // RT-8.
+  [[nodiscard]] bool dlq_on() const noexcept {
+    return opt_.dead_letter || opt_.unknown_urn == UnknownUrnStrategy::DeadLetter;
+  }
+
+  template <class Hook, class... Args>
+  void call_hook(const Hook& hook, std::string_view name, const Args&... args) noexcept {
+    if (!hook) return;
+    try {
+      hook(args...);
+    } catch (const std::exception& e) {
+      log(LogLevel::Error, std::string(name) + " hook threw: " + e.what());
+    } catch (...) {
+      log(LogLevel::Error, std::string(name) + " hook threw an unknown exception");
+    }
+  }
+
+  // Rides out one transient pop error (RT-14): log, hook, interruptible backoff. False if stopped.
+  bool ride_out(const Error& err, milliseconds backoff) {
+    log(LogLevel::Warning, "pop failed (transient), retrying in " +
+                               std::to_string(backoff.count()) + " ms: " + err.what());
+    call_hook(opt_.on_consume_error, "on_consume_error", err, backoff);
+    return sleep_unless_stopped(backoff);
+  }
+
+  App& app_;
+  const AppOptions& opt_;
+  Transport& transport_;
+  // Capabilities, discovered once (RT-3).
+  HeaderPublisher* header_publisher_;
+  Releaser* releaser_;
+  Rewinder* rewinder_;
+  KeyedRepublisher* keyed_;
+  DeadLetterer* dead_letterer_;
+  BrokerDeadLetter* broker_dead_letter_;
+  DeadLetterNaming* naming_;
+
+  std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+};
+
+// ---- dispatch (RT-30, RT-31) ----
+
+void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
+  // A transport gate rejected the version before decoding (RT-40, RT-41): D18..D21.
+  if (!msg.route.empty() &&
+      std::string_view(msg.route).starts_with(UNSUPPORTED_SCHEMA_VERSION_ROUTE)) {
+    unsupported(msg);
+    return;
+  }
+  // Transport-flagged poison (D17): the ADR-0035 record in every configuration.
+  if (msg.poison) {
+    write_dlq(msg, poison_record(msg.body,
+                                 msg.poison_reason.empty() ? kFlaggedPoisonReason
+                                                           : std::string_view(msg.poison_reason),
+                                 msg.queue));
+    return;
+  }
+  Result<Envelope, DecodeError> decoded = try_decode(msg.body);
+  if (!decoded.has_value()) {
+    // The RT-39 floor would apply to the EMPTY envelope here; nothing below reads it, because
+    // poison is never retried (D13..D16).
+    poison(msg, decoded.error().what());
+    return;
+  }
+  Envelope& env = *decoded;
+  // RT-39 floor, before routing.
+  if (msg.delivery_count > 0 && msg.delivery_count - 1 > env.attempts()) {
+    env.set_attempts(msg.delivery_count - 1);
+  }
+  // Body-level schema_version gate (C++ decision, 02-runtime §14 Q2).
+  if (env.has_schema_version() && env.meta().schema_version != SCHEMA_VERSION) {
+    unsupported(msg);
+    return;
+  }
+  const std::string_view urn = env.urn();
+  if (urn.empty()) {
+    identityless(msg, env);
+    return;
+  }
+  const auto it = handlers_.find(urn);
+  if (it == handlers_.end()) {
+    unknown(msg, env, urn);
+    return;
+  }
+
+  // RT-12: an error Status, a std::exception or any other thrown value is a handler error.
+  Context ctx(msg, app_.stopping_);
+  bool ok = false;
+  FailureCause cause;
+  try {
+    const Status st = it->second(ctx, env);
+    if (st.ok()) {
+      ok = true;
+    } else {
+      cause = cause_of(st.error());
+    }
+  } catch (const std::exception& e) {
+    cause = cause_of(e);
+  } catch (...) {
+    cause = cause_of(std::current_exception());
+  }
+  if (ok) {
+    ack(msg);  // D1
+    return;
+  }
+  retry_or_dlq(msg, env, cause, false);
+}
+
+// RT-32 retry_or_dlq: D2..D7, D11.
+void App::Impl::retry_or_dlq(const ReceivedMessage& msg, Envelope& env, const FailureCause& cause,
+                             bool unknown_urn) {
+  const std::int64_t attempts = saturating_increment(env.attempts());
+  env.set_attempts(attempts);
+  if (attempts < static_cast<std::int64_t>(opt_.max_attempts)) {
+    if (release_in_place(msg, opt_.retry_backoff)) return;  // D2, D3
+    // D4: republish encode(env) (attempts + 1, unknown members kept) to the consumed queue.
+    std::string body;
+    try {
+      body = encode(env);
+    } catch (const Error& e) {
+      republish_failed(msg, e);  // an encode failure counts as a republish failure
+      return;
+    } catch (const std::exception& e) {
+      republish_failed(msg, Error(ErrorCode::Encode, e.what()));
+      return;
+    }
+    const Status st = republish(msg.queue, std::move(body), msg);
+    if (!st.ok()) {
+      republish_failed(msg, st.error());
+      return;
+    }
+    ack(msg);
+    return;
+  }
+  if (opt_.dead_letter) {  // D5 / D7 exhausted
+    write_dlq_annotated(msg, env, unknown_urn ? reason::unknown_urn : reason::failed, attempts,
+                        cause);
+    return;
+  }
+  ack(msg);  // D6: drop
+}
+
+// RT-32 unknown: D7..D10.
+void App::Impl::unknown(const ReceivedMessage& msg, Envelope& env, std::string_view urn) {
+  switch (opt_.unknown_urn) {
+    case UnknownUrnStrategy::Delete:  // D8
+      ack(msg);
+      return;
+    case UnknownUrnStrategy::DeadLetter:  // D10: current attempts, no cause
+      write_dlq_annotated(msg, env, reason::unknown_urn, env.attempts(), std::nullopt);
+      return;
+    case UnknownUrnStrategy::Release:  // D9
+      release_or_republish_original(msg);
+      return;
+    case UnknownUrnStrategy::Fail:  // D7
+      break;
+  }
+  retry_or_dlq(msg, env, unknown_urn_cause(urn), true);
+}
+
+// RT-32 identityless: D11, D12.
+void App::Impl::identityless(const ReceivedMessage& msg, Envelope& env) {
+  if (opt_.unknown_urn == UnknownUrnStrategy::Release) {
+    retry_or_dlq(msg, env, unknown_urn_cause(""), true);  // D11: bounded, never released
+    return;
+  }
+  unknown(msg, env, "");
+}
+
+// RT-32 poison: D13..D16 (decision D-2: never an EMPTY envelope).
+void App::Impl::poison(const ReceivedMessage& msg, std::string_view error_text) {
+  if (opt_.unknown_urn == UnknownUrnStrategy::Delete) {  // D13: delete wins
+    ack(msg);
+    return;
+  }
+  if (!dlq_on() && broker_dead_letter_ != nullptr) {  // D15
+    hand_to_broker(msg, "poison");
+    return;
+  }
+  // D14 (DLQ on) and D16 (DLQ off, no BrokerDeadLetter): the ADR-0035 record, first delivery.
+  write_dlq(msg, poison_record(msg.body, error_text, msg.queue));
+}
+
+// RT-32 unsupported: D18..D21.
+void App::Impl::unsupported(const ReceivedMessage& msg) {
+  if (opt_.unknown_urn == UnknownUrnStrategy::Delete) {  // D18
+    ack(msg);
+    return;
+  }
+  if (dlq_on()) {  // D19: the original bytes, no dead_letter block
+    write_dlq(msg, msg.body);
+    return;
+  }
+  if (broker_dead_letter_ != nullptr) {  // D20
+    hand_to_broker(msg, "unsupported_schema_version");
+    return;
+  }
+  ack(msg);  // D21: drop
+}
+
+// RT-32 release_or_republish_original: D9.
+void App::Impl::release_or_republish_original(const ReceivedMessage& msg) {
+  if (release_in_place(msg, opt_.unknown_urn_release_delay)) return;
+  const Status st = republish(msg.queue, msg.body, msg);  // the ORIGINAL bytes
+  if (!st.ok()) {
+    republish_failed(msg, st.error());
+    return;
+  }
+  ack(msg);
+}
+
+// RT-34.
+bool App::Impl::release_in_place(const ReceivedMessage& msg, milliseconds delay) {
+  if (releaser_ == nullptr) return false;
+  const Status st = releaser_->release(msg, delay);
+  if (st.ok()) return true;
+  if (st.is(ErrorCode::ReleaseUnsupported)) return false;  // fall back, not reported
+  log(LogLevel::Warning, "in-place release of a message from queue " + quoted(msg.queue) +
+                             " failed; it stays reserved: " + st.error().what());
+  call_hook(opt_.on_release_error, "on_release_error", msg, st.error());
+  return true;  // D3: no ack, no republish
+}
+
+// RT-35.
+Status App::Impl::republish(std::string_view queue, std::string body,
+                            const ReceivedMessage& source) {
+  if (keyed_ != nullptr) return keyed_->republish(queue, std::move(body), source);
+  return transport_.publish(queue, std::move(body));
+}
+
+// RT-32 republish_failed: log, hook, hand back; no ack.
+void App::Impl::republish_failed(const ReceivedMessage& msg, const Error& err) {
+  log(LogLevel::Error, "republish to queue " + quoted(msg.queue) +
+                           " failed; message not acknowledged: " + err.what());
+  call_hook(opt_.on_release_error, "on_release_error", msg, err);
+  hand_back(msg);
+}
+
+// RT-37 (and §14 Q5: pause only after an actual rewind).
+void App::Impl::hand_back(const ReceivedMessage& msg) {
+  if (rewinder_ == nullptr) return;
+  const Status st = rewinder_->rewind(msg);
+  if (!st.ok()) {
+    log(LogLevel::Error,
+        "rewind of a message from queue " + quoted(msg.queue) + " failed: " + st.error().what());
+  }
+  sleep_unless_stopped(opt_.rewind_pause);
+}
+
+// RT-36.
+void App::Impl::write_dlq(const ReceivedMessage& msg, std::string body) {
+  const std::string target = app_.dead_letter_queue_for(msg.queue);
+  if (dead_letterer_ != nullptr) {
+    const Status st = dead_letterer_->dead_letter(msg, target, std::move(body));  // acks too
+    if (!st.ok()) dlq_failed(msg, target, st.error());
+    return;
+  }
+  const Status st = republish(target, std::move(body), msg);
+  if (!st.ok()) {
+    dlq_failed(msg, target, st.error());
+    return;
+  }
+  ack(msg);
+}
+
+void App::Impl::write_dlq_annotated(const ReceivedMessage& msg, const Envelope& env,
+                                    std::string_view why, std::int64_t attempts,
+                                    const std::optional<FailureCause>& cause) {
+  const std::string_view original_queue =
+      env.meta().queue.empty() ? std::string_view(msg.queue) : env.meta().queue;
+  std::string body;
+  try {
+    body = encode(annotate(env, why, original_queue, attempts, cause));
+  } catch (const Error& e) {
+    dlq_failed(msg, app_.dead_letter_queue_for(msg.queue), e);
+    return;
+  } catch (const std::exception& e) {
+    dlq_failed(msg, app_.dead_letter_queue_for(msg.queue), Error(ErrorCode::Encode, e.what()));
+    return;
+  }
+  write_dlq(msg, std::move(body));
+}
+
+// D22: no ack; log; on_dead_letter_error; hand back.
+void App::Impl::dlq_failed(const ReceivedMessage& msg, std::string_view target, const Error& err) {
+  log(LogLevel::Error, "dead-letter write of a message from queue " + quoted(msg.queue) + " to " +
+                           quoted(target) + " failed; message not acknowledged: " + err.what());
+  call_hook(opt_.on_dead_letter_error, "on_dead_letter_error", msg, err);
+  hand_back(msg);
+}
+
+// D15, D20 (ADR-0037): no ack. A failed hand-off is logged and reported like a failed DLQ
+// write; the message stays with the broker either way.
+void App::Impl::hand_to_broker(const ReceivedMessage& msg, std::string_view why) {
+  const Status st = broker_dead_letter_->hand_to_broker(msg, why);
+  if (st.ok()) return;
+  log(LogLevel::Error, "hand-off of a message from queue " + quoted(msg.queue) +
+                           " to the broker's dead-letter mechanism failed: " + st.error().what());
+  call_hook(opt_.on_dead_letter_error, "on_dead_letter_error", msg, st.error());
+}
+
+// RT-38: a failed ack is only reported.
+void App::Impl::ack(const ReceivedMessage& msg) {
+  const Status st = transport_.ack(msg);
+  if (st.ok()) return;
+  log(LogLevel::Warning,
+      "ack of a message from queue " + quoted(msg.queue) + " failed: " + st.error().what());
+  call_hook(opt_.on_ack_error, "on_ack_error", msg, st.error());
+}
+
+// ---- consume / drain (RT-14, RT-16) ----
+
+// The bounded worker pool of decision D-4. Destruction waits for every submitted message to be
+// dispatched, then joins the workers.
+class App::Impl::WorkerPool {
+ public:
+  WorkerPool(Impl& impl, int workers) : impl_(impl), limit_(static_cast<std::size_t>(workers)) {
+    threads_.reserve(limit_);
+    try {
+      for (std::size_t i = 0; i < limit_; ++i)
+        threads_.emplace_back([this] { run(); });
+    } catch (...) {
+      finish();
+      throw;
+    }
+  }
+  ~WorkerPool() { finish(); }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Blocks until fewer than N messages are popped-but-unfinished.
+  void wait_for_slot() {
+    std::unique_lock<std::mutex> lock(mu_);
+    slot_cv_.wait(lock, [this] { return in_flight_ < limit_; });
+  }
+
+  void submit(ReceivedMessage&& msg) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++in_flight_;
+      queue_.push_back(std::move(msg));
+    }
+    work_cv_.notify_one();
+  }
+
+ private:
+  void run() noexcept {
+    for (;;) {
+      std::optional<ReceivedMessage> msg;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // done and nothing left
+        msg.emplace(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      impl_.dispatch(*msg);
+      msg.reset();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --in_flight_;
+      }
+      slot_cv_.notify_one();
+    }
+  }
+
+  void finish() noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  Impl& impl_;
+  const std::size_t limit_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable slot_cv_;
+  std::deque<ReceivedMessage> queue_;
+  std::size_t in_flight_ = 0;
+  bool done_ = false;
+  std::vector<std::thread> threads_;
+};
+
+Status App::Impl::consume(const std::string& target) {
+  std::optional<WorkerPool> pool;
+  if (opt_.concurrency > 1) pool.emplace(*this, opt_.concurrency);
+  milliseconds backoff = kBackoffStart;
+  for (;;) {
+    if (pool) pool->wait_for_slot();
+    if (app_.stopping()) break;
+    Result<std::optional<ReceivedMessage>> popped = transport_.pop(target, opt_.poll_timeout);
+    if (!popped.has_value()) {
+      const Error& err = popped.error();
+      if (!err.is_transient()) return Status(err);  // the pool (if any) settles first
+      if (!ride_out(err, backoff)) break;
+      backoff = std::min(backoff * 2, kBackoffCap);
+      continue;
+    }
+    backoff = kBackoffStart;  // a successful pop resets the backoff
+    std::optional<ReceivedMessage>& msg = *popped;
+    if (!msg) continue;
+    if (pool) {
+      pool->submit(std::move(*msg));
+    } else {
+      dispatch(*msg);
+    }
+  }
+  pool.reset();  // in-flight handlers finish and settle before consume returns
+  return Status(cancelled_error());
+}
+
+DrainResult App::Impl::drain(const std::string& target, std::size_t max) {
+  DrainResult out;
+  while (max == 0 || out.count < max) {
+    if (app_.stopping()) {
+      out.status = Status(cancelled_error());
+      return out;
+    }
+    // The poll timeout, as in Go: "none" means nothing arrived within it, which is also right for
+    // brokers whose zero-wait receive may miss available messages (SQS short polling).
+    Result<std::optional<ReceivedMessage>> popped = transport_.pop(target, opt_.poll_timeout);
+    if (!popped.has_value()) {
+      out.status = Status(popped.error());
+      return out;
+    }
+    if (!*popped) break;
+    dispatch(**popped);
+    ++out.count;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// App
+// ---------------------------------------------------------------------------------------------
+
+App::App(std::shared_ptr<Transport> transport, AppOptions options)
+    : transport_(std::move(transport)), options_(std::move(options)) {
+  if (!transport_) throw ConfigError("App: the transport is null");
+  if (options_.concurrency < 1) {
+    throw ConfigError("App: concurrency must be at least 1, got " +
+                      std::to_string(options_.concurrency));
+  }
+  if (!valid_strategy(options_.unknown_urn)) {
+    throw ConfigError("App: invalid unknown_urn strategy value " +
+                      std::to_string(static_cast<int>(options_.unknown_urn)));
+  }
+  const std::pair<std::string_view, milliseconds> durations[] = {
+      {"poll_timeout", options_.poll_timeout},
+      {"retry_backoff", options_.retry_backoff},
+      {"unknown_urn_release_delay", options_.unknown_urn_release_delay},
+      {"rewind_pause", options_.rewind_pause}};
+  for (const auto& [name, value] : durations) {
+    if (value.count() < 0) throw ConfigError("App: " + std::string(name) + " is negative");
+  }
+  impl_ = std::make_unique<Impl>(*this);
+}
+
+App::~App() = default;
+
+void App::handle(std::string_view urn, Handler handler) {
+  impl_->handle(urn, std::move(handler));
+}
+
+std::string App::publish(std::string_view urn, Json data, const PublishOptions& options) {
+  return publish_with_headers(urn, std::move(data), Headers{}, options);
+}
+
+std::string App::publish_with_headers(std::string_view urn, Json data, const Headers& headers,
+                                      const PublishOptions& options) {
+  MakeOptions make_options;
+  make_options.queue =
+      trim_w(options.queue).empty() ? std::string_view(options_.default_queue) : options.queue;
+  make_options.trace_id = options.trace_id;
+  const Envelope env = make(urn, std::move(data), make_options);
+  std::string body = encode(env);
+  const std::string_view queue = env.meta().queue;
+  HeaderPublisher* hp = impl_->header_publisher();
+  const Status st = (!headers.empty() && hp != nullptr)
+                        ? hp->publish_with_headers(queue, std::move(body), headers)
+                        : transport_->publish(queue, std::move(body));
+  st.throw_if_error();
+  return std::string(env.meta().id);
+}
+
+Status App::consume(std::string_view queue) {
+  const std::string target(trim_w(queue).empty() ? std::string_view(options_.default_queue)
+                                                 : queue);
+  return impl_->consume(target);
+}
+
+DrainResult App::drain(std::string_view queue, std::size_t max) {
+  const std::string target(trim_w(queue).empty() ? std::string_view(options_.default_queue)
+                                                 : queue);
+  return impl_->drain(target, max);
+}
+
+void App::dispatch(ReceivedMessage msg) {
+  impl_->dispatch(msg);
+}
+
+void App::stop() noexcept {
+  stopping_.store(true, std::memory_order_relaxed);
+  if (impl_) impl_->wake();
+}
+
+std::string App::dead_letter_queue_for(std::string_view queue) const {
+  if (!options_.dead_letter_queue.empty()) return options_.dead_letter_queue;
+  const auto& suffix = options_.dead_letter_suffix;
+  if (const DeadLetterNaming* naming = impl_->naming(); naming != nullptr) {
+    return naming->dead_letter_name(
+        queue, suffix ? std::optional<std::string_view>(*suffix) : std::nullopt);
+  }
+  std::string name(queue);
+  name += suffix ? std::string_view(*suffix) : kDefaultSuffix;
+  return name;
+}
+
+}  // namespace babelqueue
