@@ -98,18 +98,59 @@ bool parse_int64(std::string_view lex, std::int64_t& out) {
   return r.ec == std::errc();
 }
 
-inline bool same_bytes(const char* p, std::string_view want) {
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (p[i] != want[i]) return false;
+// A member name as it appears in compact canonical JSON (`"job":`), with its first 16 bytes
+// packed little-endian so a prediction is checked with two 8-byte compares.
+struct KeyToken {
+  std::string_view name;
+  std::size_t len = 0;  // name.size() + 3
+  std::uint64_t lo = 0, hi = 0, lo_mask = 0, hi_mask = 0;
+};
+
+constexpr KeyToken key_token(std::string_view name) {
+  KeyToken t{name, name.size() + 3};
+  for (std::size_t i = 0; i < t.len && i < 16; ++i) {
+    const char ch = i == 0                 ? '"'
+                    : i <= name.size()     ? name[i - 1]
+                    : i == name.size() + 1 ? '"'
+                                           : ':';
+    const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(ch));
+    if (i < 8) {
+      t.lo |= byte << (8 * i);
+      t.lo_mask |= std::uint64_t{0xFF} << (8 * i);
+    } else {
+      t.hi |= byte << (8 * (i - 8));
+      t.hi_mask |= std::uint64_t{0xFF} << (8 * (i - 8));
+    }
+  }
+  return t;
+}
+
+// True when the bytes at p (at least 16 readable) are exactly the token.
+inline bool token_at(const char* p, const KeyToken& t) {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  std::memcpy(&lo, p, 8);
+  std::memcpy(&hi, p + 8, 8);
+  if (((lo ^ t.lo) & t.lo_mask) != 0 || ((hi ^ t.hi) & t.hi_mask) != 0) return false;
+  if (t.len <= 16) return true;
+  // Longer names: bytes 16.. are the rest of the name, then `":`.
+  const std::size_t n = t.name.size();
+  for (std::size_t i = 16; i < t.len; ++i) {
+    const char want = i <= n ? t.name[i - 1] : i == n + 1 ? '"' : ':';
+    if (p[i] != want) return false;
   }
   return true;
 }
 
 // Member names in the ENV-12 order, which every SDK-encoded body follows.
-constexpr std::string_view kTopOrder[] = {"job", "trace_id", "data", "meta", "attempts"};
-constexpr std::string_view kMetaOrder[] = {"id", "queue", "lang", "schema_version", "created_at"};
-constexpr std::string_view kDeadLetterOrder[] = {
-    "reason", "error", "exception", "failed_at", "original_queue", "attempts", "lang"};
+constexpr KeyToken kTopOrder[] = {key_token("job"), key_token("trace_id"), key_token("data"),
+                                  key_token("meta"), key_token("attempts")};
+constexpr KeyToken kMetaOrder[] = {key_token("id"), key_token("queue"), key_token("lang"),
+                                   key_token("schema_version"), key_token("created_at")};
+constexpr KeyToken kDeadLetterOrder[] = {
+    key_token("reason"),    key_token("error"),          key_token("exception"),
+    key_token("failed_at"), key_token("original_queue"), key_token("attempts"),
+    key_token("lang")};
 
 enum class Top { Job, Urn, TraceId, Data, Meta, Attempts, DeadLetter, Timestamp, Unknown };
 
@@ -150,7 +191,7 @@ class Decoder {
   // Iterates the members of the object at c_.p ('{'); calls fn(name, first_char_of_value) with
   // the cursor at the value, and fn must consume it.
   template <std::size_t N, class Fn>
-  bool members(const std::string_view (&expected)[N], Fn&& fn);
+  bool members(const KeyToken (&expected)[N], Fn&& fn);
   bool skip_value(int depth) {
     detail::NullHandler h;
     return detail::parse_value(c_, h, depth);
@@ -237,7 +278,7 @@ void Decoder::settle() {
 }
 
 template <std::size_t N, class Fn>
-bool Decoder::members(const std::string_view (&expected)[N], Fn&& fn) {
+bool Decoder::members(const KeyToken (&expected)[N], Fn&& fn) {
   ++c_.p;  // '{'
   detail::skip_ws(c_);
   if (c_.p < c_.end && *c_.p == '}') {
@@ -252,13 +293,12 @@ bool Decoder::members(const std::string_view (&expected)[N], Fn&& fn) {
     // Fast path: the canonical order, written compactly (`"job":`). A match is exact, because
     // a raw name cannot hold an unescaped quote.
     if (next < N) {
-      const std::string_view want = expected[next];
+      const KeyToken& want = expected[next];
       const auto left = static_cast<std::size_t>(c_.end - c_.p);
-      if (left > want.size() + 2 && c_.p[want.size() + 1] == '"' && c_.p[want.size() + 2] == ':' &&
-          same_bytes(c_.p + 1, want)) {
-        name = want;
+      if (left >= 16 && left > want.len && token_at(c_.p, want)) {
+        name = want.name;
         known = static_cast<int>(next);
-        c_.p += want.size() + 3;
+        c_.p += want.len;
         ++next;
       } else {
         next = N;  // off the canonical track: stop predicting
@@ -323,6 +363,22 @@ bool Decoder::read_int(IntField& f, int depth) {
     if (neg) ++p;
     const char* digits = p;
     std::int64_t v = 0;
+    // Eight digits at a time (SWAR) while they fit, then the rest one by one.
+    while (c_.end - p >= 8 && p - digits <= 10) {
+      std::uint64_t chunk = 0;
+      std::memcpy(&chunk, p, 8);
+      const std::uint64_t d = chunk - 0x3030303030303030ULL;
+      // All eight bytes are '0'..'9' iff each is 0x30..0x39.
+      if ((chunk & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL ||
+          ((d + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0) {
+        break;
+      }
+      std::uint64_t x = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
+      x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
+      x = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
+      v = v * 100000000 + static_cast<std::int64_t>(x);
+      p += 8;
+    }
     while (p < c_.end && detail::is_digit(*p) && p - digits < 18)
       v = v * 10 + (*p++ - '0');
     const auto nd = p - digits;
@@ -561,20 +617,26 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
     }
   }
 
-  // Build the envelope: strings with escapes are decoded into scratch storage first.
-  std::string scratch[6];
-  auto text = [&scratch](const StrField& f, int slot) -> std::string_view {
+  // Build the envelope: strings with escapes are decoded into one scratch buffer first, reserved
+  // up front so the views into it stay valid (an unescaped string is never longer than its raw).
+  std::string scratch;
+  std::size_t escaped_size = 0;
+  for (const StrField* f : {&job_, &urn_, &trace_id_, &meta_id_, &meta_queue_, &meta_lang_}) {
+    if (f->present && f->raw.escaped) escaped_size += f->raw.raw.size();
+  }
+  if (escaped_size != 0) scratch.reserve(escaped_size);
+  auto text = [&scratch](const StrField& f) -> std::string_view {
     if (!f.present) return {};
     if (!f.raw.escaped) return f.raw.raw;
-    detail::unescape_append(scratch[slot], f.raw.raw);
-    return scratch[slot];
+    const std::size_t at = scratch.size();
+    detail::unescape_append(scratch, f.raw.raw);
+    return std::string_view(scratch).substr(at);
   };
-  std::string_view urn = trim_w(text(job_, 0));
-  if (urn.empty() && urn_.present) urn = trim_w(text(urn_, 1));
+  std::string_view urn = trim_w(text(job_));
+  if (urn.empty() && urn_.present) urn = trim_w(text(urn_));
   Envelope env;
-  detail_access::set_strings(
-      env, {urn, text(trace_id_, 2), text(meta_id_, 3), text(meta_queue_, 4), text(meta_lang_, 5),
-            has_data_ ? data_raw_ : std::string_view()});
+  detail_access::set_strings(env, {urn, text(trace_id_), text(meta_id_), text(meta_queue_),
+                                   text(meta_lang_), has_data_ ? data_raw_ : std::string_view()});
   if (has_data_) detail_access::set_data_pending(env, data_canonical_);
   detail_access::set_meta(env, has_meta_, schema_version_.present, schema_version_.value,
                           created_at_.value);

@@ -6,6 +6,7 @@
 
 #include <babelqueue/envelope.hpp>
 
+#include <cstring>
 #include <optional>
 #include <string_view>
 
@@ -19,20 +20,37 @@ struct detail_access {
 
   /// Stores the string fields in the envelope's single text allocation.
   static void set_strings(Envelope& e, const Strings& s) {
-    e.text_.clear();
-    e.text_.reserve(s.urn.size() + s.trace_id.size() + s.meta_id.size() + s.meta_queue.size() +
-                    s.meta_lang.size() + s.data_raw.size());
-    auto put = [&e](std::string_view v) {
-      Envelope::Span span{e.text_.size(), v.size()};
-      e.text_.append(v);
-      return span;
-    };
-    e.f_.urn = put(s.urn);
-    e.f_.trace_id = put(s.trace_id);
-    e.f_.meta_id = put(s.meta_id);
-    e.f_.meta_queue = put(s.meta_queue);
-    e.f_.meta_lang = put(s.meta_lang);
-    e.f_.data_raw = put(s.data_raw);
+    const std::string_view parts[] = {s.urn,        s.trace_id,  s.meta_id,
+                                      s.meta_queue, s.meta_lang, s.data_raw};
+    std::size_t total = 0;
+    for (const auto part : parts)
+      total += part.size();
+    e.text_.resize(total);
+    char* out = e.text_.data();
+    Envelope::Span* spans[] = {&e.f_.urn,        &e.f_.trace_id,  &e.f_.meta_id,
+                               &e.f_.meta_queue, &e.f_.meta_lang, &e.f_.data_raw};
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < 6; ++i) {
+      copy_short(out + at, parts[i]);
+      *spans[i] = Envelope::Span{at, parts[i].size()};
+      at += parts[i].size();
+    }
+  }
+  /// memcpy for the short strings of an envelope, without a library call for up to 32 bytes.
+  static void copy_short(char* dst, std::string_view src) {
+    const std::size_t n = src.size();
+    if (n > 32) {
+      std::memcpy(dst, src.data(), n);
+    } else if (n >= 16) {
+      std::memcpy(dst, src.data(), 16);
+      std::memcpy(dst + n - 16, src.data() + n - 16, 16);
+    } else if (n >= 8) {
+      std::memcpy(dst, src.data(), 8);
+      std::memcpy(dst + n - 8, src.data() + n - 8, 8);
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        dst[i] = src[i];
+    }
   }
   /// Marks `data` as held by the raw text given to set_strings (parsed on first access).
   static void set_data_pending(Envelope& e, bool canonical) {

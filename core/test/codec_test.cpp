@@ -408,3 +408,28 @@ TEST(Decode, ENV28_WarningsFollowTheWinningMeta) {
   (void)bq::decode(R"({"job":"u","meta":{"schema_version":1},"meta":{"ts":1}})", &warnings);
   EXPECT_EQ(warnings.size(), 1U);
 }
+
+TEST(Decode, ENV20_IntegerCountersParseExactlyAtEveryLength) {
+  const char* values[] = {"0",
+                          "7",
+                          "-7",
+                          "12345678",
+                          "87654321",
+                          "123456789",
+                          "-1234567890",
+                          "1749132727000",
+                          "999999999999999999",
+                          "-999999999999999999",
+                          "9223372036854775807",
+                          "-9223372036854775808"};
+  for (const char* v : values) {
+    const auto e =
+        bq::decode(std::string("{\"attempts\":") + v + ",\"meta\":{\"created_at\":" + v + "}}");
+    EXPECT_EQ(e.attempts(), std::stoll(v)) << v;
+    EXPECT_EQ(e.meta().created_at, std::stoll(v)) << v;
+  }
+  EXPECT_FALSE(bq::try_decode(R"({"attempts":12345678.5})").has_value());
+  EXPECT_FALSE(bq::try_decode(R"({"attempts":1234567890e1})").has_value());
+  EXPECT_FALSE(bq::try_decode(R"({"attempts":9223372036854775808})").has_value());
+  EXPECT_FALSE(bq::try_decode(R"({"attempts":012345678})").has_value());
+}
