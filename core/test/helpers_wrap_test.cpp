@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/failing_store.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -92,23 +94,7 @@ Status call(const Handler& h, const std::string& body) {
   return h(ctx, babelqueue::decode(body));
 }
 
-// A store double whose calls can fail.
-class FailingStore final : public Store {
- public:
-  bool seen_throws = false;
-  bool remember_throws = false;
-  int remember_calls = 0;
-
-  bool seen(std::string_view /*id*/) override {
-    if (seen_throws) throw TransportError("store down");
-    return false;
-  }
-  void remember(std::string_view /*id*/) override {
-    ++remember_calls;
-    if (remember_throws) throw TransportError("write failed");
-  }
-  void forget(std::string_view /*id*/) override {}
-};
+using babelqueue::test::FailingStore;
 
 // ---- HLP-2: idempotency::wrap_handler ----
 

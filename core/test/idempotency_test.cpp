@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/failing_store.hpp"
+
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -33,25 +35,7 @@ Envelope msg(const std::string& id, const std::string& trace_id = "trace-1") {
                             R"("created_at":1749132727000},"attempts":0})");
 }
 
-// A store double whose calls can fail, counting each call.
-class FailingStore final : public Store {
- public:
-  bool seen_throws = false;
-  bool remember_throws = false;
-  int seen_calls = 0;
-  int remember_calls = 0;
-
-  bool seen(std::string_view /*id*/) override {
-    ++seen_calls;
-    if (seen_throws) throw TransportError("store down");
-    return false;
-  }
-  void remember(std::string_view /*id*/) override {
-    ++remember_calls;
-    if (remember_throws) throw TransportError("write failed");
-  }
-  void forget(std::string_view /*id*/) override {}
-};
+using babelqueue::test::FailingStore;
 
 // ---- HLP-4 "Tests (Go)" ----
 
