@@ -153,6 +153,31 @@ void check(const std::vector<Published>& published, Outcome& out,
   EXPECT_EQ(out.succeeded.size() + dead.size(), total);  // nothing extra either
 }
 
+// Consumes "stress" while publishing, until every message has succeeded or sits in the
+// dead-letter queue, then stops; returns what was published.
+template <class T>
+std::vector<Published> run_until_settled(bq::App& app, T& t, Outcome& out, int publishers,
+                                         int per_publisher) {
+  const std::size_t total =
+      static_cast<std::size_t>(publishers) * static_cast<std::size_t>(per_publisher);
+  auto consumer = std::async(std::launch::async, [&] { return app.consume("stress"); });
+  std::vector<Published> published = publish_all(app, publishers, per_publisher);
+  // A successful run is recorded before its ack; the DLQ size counts settled dead letters.
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (out.successes.load() + t.size("stress.dlq") < total &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(2ms);
+  }
+  app.stop();
+  if (consumer.wait_for(30s) != std::future_status::ready) {
+    ADD_FAILURE() << "consume did not return after stop()";
+  } else {
+    EXPECT_TRUE(consumer.get().is(bq::ErrorCode::Cancelled));
+  }
+  EXPECT_EQ(t.size("stress"), 0u);
+  return published;
+}
+
 }  // namespace
 
 TEST(AppStress, HundredThousandMessagesEightPublishersFourWorkers) {
@@ -170,21 +195,8 @@ TEST(AppStress, HundredThousandMessagesEightPublishersFourWorkers) {
   Outcome out;
   register_handlers(app, out);
 
-  auto consumer = std::async(std::launch::async, [&] { return app.consume("stress"); });
-  const std::vector<Published> published = publish_all(app, kPublishers, kPerPublisher);
-
-  // Stop once the counts add up (a successful run is recorded before its ack; the DLQ size
-  // counts settled dead letters).
-  const auto deadline = std::chrono::steady_clock::now() + 120s;
-  while (out.successes.load() + t->size("stress.dlq") < kTotal &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(2ms);
-  }
-  app.stop();
-  ASSERT_EQ(consumer.wait_for(30s), std::future_status::ready);
-  EXPECT_TRUE(consumer.get().is(bq::ErrorCode::Cancelled));
-
-  EXPECT_EQ(t->size("stress"), 0u);
+  const std::vector<Published> published =
+      run_until_settled(app, *t, out, kPublishers, kPerPublisher);
   check(published, out, t->drain_raw("stress.dlq"), kTotal, o.max_attempts);
 }
 
@@ -204,18 +216,8 @@ TEST(AppStress, RepublishPathOverTheTestDouble) {
   Outcome out;
   register_handlers(app, out);
 
-  auto consumer = std::async(std::launch::async, [&] { return app.consume("stress"); });
-  const std::vector<Published> published = publish_all(app, kPublishers, kPerPublisher);
-  const auto deadline = std::chrono::steady_clock::now() + 120s;
-  while (out.successes.load() + t->size("stress.dlq") < kTotal &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(2ms);
-  }
-  app.stop();
-  ASSERT_EQ(consumer.wait_for(30s), std::future_status::ready);
-  EXPECT_TRUE(consumer.get().is(bq::ErrorCode::Cancelled));
-
-  EXPECT_EQ(t->size("stress"), 0u);
+  const std::vector<Published> published =
+      run_until_settled(app, *t, out, kPublishers, kPerPublisher);
   EXPECT_EQ(t->reserved(), 0u);
   check(published, out, t->bodies("stress.dlq"), kTotal, o.max_attempts);
 }

@@ -164,6 +164,28 @@ struct PaymentDeclined : std::runtime_error {
   PaymentDeclined() : std::runtime_error("card declined") {}
 };
 
+// What a handler saw of a delivery's headers (RT-13, HLP-25): registered on kUrn, then one drain.
+struct HeaderProbe {
+  bq::Headers seen{{"sentinel", "x"}};
+  bool replay = true;
+  int effects = 0;
+  std::size_t dispatched = 0;
+
+  static HeaderProbe drain(bq::App& app, std::string_view queue) {
+    auto p = std::make_shared<HeaderProbe>();  // the handler outlives this call
+    app.handle(kUrn, [p](bq::Context& ctx, const bq::Envelope&) {
+      p->seen = ctx.headers();
+      p->replay = ctx.is_replay();
+      return bq::bypass_external_effects(ctx, [&p] {
+        ++p->effects;
+        return ok_status();
+      });
+    });
+    p->dispatched = app.drain(queue).count;
+    return *p;
+  }
+};
+
 }  // namespace
 
 // =============================================================================================
@@ -1006,21 +1028,11 @@ TEST(AppRuntime, RTT14_PublishWithHeadersOnHeaderPublisher) {
   ASSERT_EQ(stored.size(), 1u);
   EXPECT_EQ(stored[0].headers, headers);
   EXPECT_EQ(stored[0].body.find("traceparent"), std::string::npos);  // never inside the envelope
-  bq::Headers seen;
-  bool replay = false;
-  int effects = 0;
-  app.handle(kUrn, [&](bq::Context& ctx, const bq::Envelope&) {
-    seen = ctx.headers();
-    replay = ctx.is_replay();
-    return bq::bypass_external_effects(ctx, [&] {
-      ++effects;
-      return ok_status();
-    });
-  });
-  EXPECT_EQ(app.drain("orders").count, 1u);
-  EXPECT_EQ(seen, headers);
-  EXPECT_TRUE(replay);
-  EXPECT_EQ(effects, 0);  // skipped on a bypassed replay
+  const HeaderProbe probe = HeaderProbe::drain(app, "orders");
+  EXPECT_EQ(probe.dispatched, 1u);
+  EXPECT_EQ(probe.seen, headers);
+  EXPECT_TRUE(probe.replay);
+  EXPECT_EQ(probe.effects, 0);  // skipped on a bypassed replay
 }
 
 TEST(AppRuntime, RTT14_PublishWithHeadersFallsBackSilently) {
@@ -1033,21 +1045,11 @@ TEST(AppRuntime, RTT14_PublishWithHeadersFallsBackSilently) {
   EXPECT_EQ(pub[0].via, Published::Via::Publish);
   EXPECT_TRUE(pub[0].headers.empty());
   EXPECT_EQ(bq::decode(pub[0].body).meta().id, id);
-  bq::Headers seen{{"sentinel", "x"}};
-  bool replay = true;
-  int effects = 0;
-  app.handle(kUrn, [&](bq::Context& ctx, const bq::Envelope&) {
-    seen = ctx.headers();
-    replay = ctx.is_replay();
-    return bq::bypass_external_effects(ctx, [&] {
-      ++effects;
-      return ok_status();
-    });
-  });
-  EXPECT_EQ(app.drain("default").count, 1u);
-  EXPECT_TRUE(seen.empty());
-  EXPECT_FALSE(replay);
-  EXPECT_EQ(effects, 1);
+  const HeaderProbe probe = HeaderProbe::drain(app, "default");
+  EXPECT_EQ(probe.dispatched, 1u);
+  EXPECT_TRUE(probe.seen.empty());
+  EXPECT_FALSE(probe.replay);
+  EXPECT_EQ(probe.effects, 1);
   // Empty headers on a HeaderPublisher are a plain publish.
   auto hp = std::make_shared<TestTransport<kHeaderPublisher>>();
   bq::App hp_app(hp, test_options());
