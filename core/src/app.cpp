@@ -177,6 +177,11 @@ class App::Impl {
     }
   }
 
+  void handle_any(Handler handler) {
+    if (!handler) throw Error(ErrorCode::Usage, "App::handle_any: the handler is empty");
+    fallback_ = std::move(handler);
+  }
+
   [[nodiscard]] HeaderPublisher* header_publisher() const noexcept { return header_publisher_; }
   [[nodiscard]] const DeadLetterNaming* naming() const noexcept { return naming_; }
 
@@ -287,6 +292,7 @@ class App::Impl {
   DeadLetterNaming* naming_;
 
   std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
+  Handler fallback_;  // handle_any: every URN without a handler of its own
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
@@ -332,7 +338,9 @@ void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
     return;
   }
   const auto it = handlers_.find(urn);
-  if (it == handlers_.end()) {
+  const Handler* handler = it != handlers_.end() ? &it->second : nullptr;
+  if (handler == nullptr && fallback_) handler = &fallback_;
+  if (handler == nullptr) {
     unknown(msg, env, urn);
     return;
   }
@@ -342,7 +350,7 @@ void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
   bool ok = false;
   FailureCause cause;
   try {
-    const Status st = it->second(ctx, env);
+    const Status st = (*handler)(ctx, env);
     if (st.ok()) {
       ok = true;
     } else {
@@ -720,6 +728,8 @@ App::~App() = default;
 void App::handle(std::string_view urn, Handler handler) {
   impl_->handle(urn, std::move(handler));
 }
+
+void App::handle_any(Handler handler) { impl_->handle_any(std::move(handler)); }
 
 std::string App::publish(std::string_view urn, Json data, const PublishOptions& options) {
   return publish_with_headers(urn, std::move(data), Headers{}, options);

@@ -306,6 +306,32 @@ TEST(AppHandlers, RT11_BlankUrnIsUsageErrorAndKeysAreTrimmed) {
   EXPECT_EQ(t->acked().size(), 2u);
 }
 
+TEST(AppHandlers, HandleAnyTakesUrnsWithoutAHandlerOnly) {
+  auto t = std::make_shared<TestTransport<>>();
+  bq::AppOptions o = test_options();
+  o.unknown_urn = bq::UnknownUrnStrategy::DeadLetter;
+  bq::App app(t, o);
+  EXPECT_THROW(app.handle_any(bq::Handler{}), bq::Error);
+  std::vector<std::string> generic;
+  int specific = 0;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) { ++specific; });
+  app.handle_any([&](bq::Context&, const bq::Envelope& env) {
+    generic.emplace_back(env.urn());
+    return ok_status();
+  });
+  t->enqueue("orders", body_for(kUrn));
+  t->enqueue("orders", body_for("urn:nobody"));
+  t->enqueue("orders", R"({"data":{},"meta":{"id":"x","schema_version":1},"attempts":0})");
+  EXPECT_EQ(app.drain("orders").count, 3u);
+  EXPECT_EQ(specific, 1);
+  EXPECT_EQ(generic, std::vector<std::string>{"urn:nobody"});
+  // The identity-less body still follows RT-30 (unknown-URN strategy: dead_letter), not the
+  // catch-all handler.
+  const auto pub = t->published();
+  ASSERT_EQ(pub.size(), 1u);
+  EXPECT_EQ(pub[0].queue, "orders.dlq");
+}
+
 // =============================================================================================
 // Producer API (RT-9, RT-10)
 // =============================================================================================

@@ -156,6 +156,12 @@ class BABELQUEUE_EXPORT App {
            }));
   }
 
+  /// Registers `handler` for every URN that has no handler of its own, before the unknown-URN
+  /// strategy applies (for generic workers such as `babelqueue work`). Identity-less bodies and
+  /// the schema-version gate still follow RT-30. The last registration wins.
+  /// @throws Error(ErrorCode::Usage) for an empty handler.
+  void handle_any(Handler handler);
+
   /// Builds, encodes and publishes an envelope (RT-9); returns its meta.id.
   /// @throws Error (EmptyUrn, Encode, or the transport's error).
   std::string publish(std::string_view urn, Json data = Json(JsonObject{}),

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 /// @file
 /// The transport contract (RT-1..RT-3): the seam between the App runtime and a broker.
@@ -96,6 +97,14 @@ class BABELQUEUE_EXPORT HeaderPublisher {
   virtual ~HeaderPublisher() = default;
   virtual Status publish_with_headers(std::string_view queue, std::string body,
                                       const Headers& headers) = 0;
+};
+
+/// Capability: append many bodies to one queue in few broker round trips (RT-3 extension).
+/// Bodies keep their order; on error an unknown prefix of them may have been appended.
+class BABELQUEUE_EXPORT BatchPublisher {
+ public:
+  virtual ~BatchPublisher() = default;
+  virtual Status publish_batch(std::string_view queue, std::vector<std::string> bodies) = 0;
 };
 
 /// Capability: give a reservation back in place, redelivered after `delay` (RT-3). Returns
