@@ -7,7 +7,9 @@
 
 namespace babelqueue {
 
-void secure_random_bytes(unsigned char* out, std::size_t n) { detail::random_bytes(out, n); }
+void secure_random_bytes(unsigned char* out, std::size_t n) {
+  detail::random_bytes(out, n);
+}
 
 std::string secure_random_hex(std::size_t bytes) {
   static constexpr char kHex[] = "0123456789abcdef";

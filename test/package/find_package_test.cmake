@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # cmake -P script behind the package_find_package test: installs the build tree BUILD_DIR into a
-# fresh PREFIX, then builds and runs the consumer against it with find_package().
+# fresh PREFIX, then builds and runs the consumer against it with find_package(). CONSUMER_REDIS
+# (ON/OFF) says whether the consumer also uses the redis component.
 foreach(_var BUILD_DIR PREFIX CONFIG CTEST GENERATOR MAKE_PROGRAM CXX_COMPILER CONSUMER_SRC
              CONSUMER_BIN)
   if(NOT DEFINED ${_var})
@@ -28,6 +29,7 @@ execute_process(
       "-DCMAKE_PREFIX_PATH=${PREFIX}"
       "-DBABELQUEUE_CONSUMER_MODE=find_package"
       "-DBABELQUEUE_EXPECTED_PREFIX=${PREFIX}"
+      "-DBABELQUEUE_CONSUMER_REDIS=${CONSUMER_REDIS}"
     --test-command babelqueue_consumer
   RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)

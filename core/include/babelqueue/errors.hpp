@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -96,6 +97,30 @@ class BABELQUEUE_EXPORT ClosedError : public Error {
   explicit ClosedError(const std::string& what = "closed") : Error(ErrorCode::Closed, what) {}
 };
 
+/// Throws `e` as the class its code stands for (`TransportError` for ErrorCode::Transport,
+/// `TimeoutError`, `ConfigError`, `ClosedError`, `DecodeError`, `EncodeError`), so that a caller's
+/// `catch (const TransportError&)` matches an error that travelled in a `Status` or `Result`,
+/// which hold it as a plain `Error`. Other codes are thrown as `Error`.
+[[noreturn]] inline void throw_error(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::Transport:
+      throw TransportError(e.what(), e.is_transient());
+    case ErrorCode::Timeout:
+      throw TimeoutError(e.what());
+    case ErrorCode::Config:
+      throw ConfigError(e.what());
+    case ErrorCode::Closed:
+      throw ClosedError(e.what());
+    case ErrorCode::Decode:
+      if (const auto* d = dynamic_cast<const DecodeError*>(&e)) throw *d;
+      throw DecodeError(e.what());
+    case ErrorCode::Encode:
+      throw EncodeError(e.what());
+    default:
+      throw e;
+  }
+}
+
 /// A minimal `std::expected`-shaped result: either a value or an error object.
 ///
 /// Thread-safety: a value type; as thread-safe as `T` and `E`.
@@ -112,15 +137,15 @@ class Result {
 
   /// The value; throws the held error when there is none.
   [[nodiscard]] T& value() & {
-    if (!has_value()) throw std::get<1>(v_);
+    if (!has_value()) raise();
     return std::get<0>(v_);
   }
   [[nodiscard]] const T& value() const& {
-    if (!has_value()) throw std::get<1>(v_);
+    if (!has_value()) raise();
     return std::get<0>(v_);
   }
   [[nodiscard]] T&& value() && {
-    if (!has_value()) throw std::get<1>(v_);
+    if (!has_value()) raise();
     return std::get<0>(std::move(v_));
   }
   T* operator->() { return &value(); }
@@ -132,6 +157,14 @@ class Result {
   [[nodiscard]] const E& error() const { return std::get<1>(v_); }
 
  private:
+  [[noreturn]] void raise() const {
+    if constexpr (std::is_same_v<E, Error>) {
+      throw_error(std::get<1>(v_));
+    } else {
+      throw std::get<1>(v_);
+    }
+  }
+
   std::variant<T, E> v_;
 };
 

@@ -41,9 +41,9 @@ class [[nodiscard]] BABELQUEUE_EXPORT Status {
   [[nodiscard]] const Error& error() const { return *error_; }
   /// True when the error has `code`.
   [[nodiscard]] bool is(ErrorCode code) const noexcept { return error_ && error_->code() == code; }
-  /// Throws the error, if any.
+  /// Throws the error, if any, as the class its code stands for (`throw_error`).
   void throw_if_error() const {
-    if (error_) throw *error_;
+    if (error_) throw_error(*error_);
   }
 
  private:

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/codec.hpp>
+#if BABELQUEUE_CONSUMER_REDIS
+#include <babelqueue/redis/transport.hpp>
+#endif
 
 #include <cstdio>
 #include <exception>
@@ -22,6 +25,14 @@ int main() {
       std::fprintf(stderr, "round trip mismatch for %s\n", wire.c_str());
       return 1;
     }
+#if BABELQUEUE_CONSUMER_REDIS
+    // The transport connects lazily: building one and asking for its keys needs no server.
+    const babelqueue::redis::RedisTransport transport("redis://127.0.0.1:6379/0?layout=laravel");
+    if (transport.keys("orders").ready != "queues:orders") {
+      std::fprintf(stderr, "unexpected redis keys\n");
+      return 1;
+    }
+#endif
     std::printf("%s\n", wire.c_str());
     return 0;
   } catch (const babelqueue::Error& e) {

@@ -46,6 +46,9 @@ int run(int argc, char** argv) {
   cli::add_conformance_command(app, ctx);
   cli::add_bench_commands(app, ctx);
   cli::add_demo_command(app, ctx);
+#if BABELQUEUE_HAVE_REDIS
+  cli::add_redis_commands(app, ctx);
+#endif
 
   try {
     app.parse(argc, argv);

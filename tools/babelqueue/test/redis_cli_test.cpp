@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// The Redis commands of the `babelqueue` binary, run as a child process against a private
+// redis-server per test; keys are inspected with a raw client, independent of the transport.
+#include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
+#include <babelqueue/json.hpp>
+
+#include "raw_client.hpp"
+#include "redis_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#ifndef BABELQUEUE_CLI
+#error "BABELQUEUE_CLI must be the path of the babelqueue binary"
+#endif
+
+namespace {
+
+using babelqueue::Json;
+using babelqueue::redis::test::RawClient;
+using babelqueue::redis::test::RedisServer;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr const char* kUrn = "urn:babel:orders:created";
+// Long enough for a loaded shared machine; a command that takes this long is hung.
+constexpr seconds kCommandLimit{120};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A temporary file that the child writes to and the test reads; removed at the end.
+class TempFile {
+ public:
+  TempFile() : path_(::testing::TempDir() + "babelqueue-cli-XXXXXX") {
+    fd_ = ::mkostemp(path_.data(), O_CLOEXEC);
+    if (fd_ < 0) throw std::runtime_error("mkostemp failed for " + path_);
+  }
+  ~TempFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string contents() const { return read_file(path_); }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The babelqueue binary running with `args`; stdin is /dev/null, stdout and stderr go to files.
+// A child still running at destruction is SIGKILLed by its PID and reaped.
+class CliProcess {
+ public:
+  explicit CliProcess(const std::vector<std::string>& args) {
+    std::vector<std::string> argv_storage = {BABELQUEUE_CLI};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_storage)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_.fd(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err_.fd(), STDERR_FILENO);
+    const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error(std::string("cannot start ") + BABELQUEUE_CLI);
+  }
+  ~CliProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  CliProcess(const CliProcess&) = delete;
+  CliProcess& operator=(const CliProcess&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] std::string out() const { return out_.contents(); }
+  [[nodiscard]] std::string err() const { return err_.contents(); }
+
+  // The exit status (128 + N when killed by signal N); nullopt, after a SIGKILL, when the
+  // child did not end within `limit`.
+  std::optional<int> wait(milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    for (;;) {
+      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) break;
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;  // dtor kills it
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  TempFile out_;
+  TempFile err_;
+  pid_t pid_ = -1;
+};
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const CliRun& r) {
+  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n"
+            << r.err;
+}
+
+CliRun run_cli(const std::vector<std::string>& args) {
+  CliProcess p(args);
+  const std::optional<int> code = p.wait(kCommandLimit);
+  if (!code) ADD_FAILURE() << "babelqueue did not end within " << kCommandLimit.count() << " s";
+  return CliRun{code.value_or(-1), p.out(), p.err()};
+}
+
+// Polls `condition` until it holds or `limit` passes; returns its last value.
+template <class F>
+bool eventually(F condition, milliseconds limit = milliseconds(30'000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+// A port on 127.0.0.1 that nothing listens on: bound to get a free number, then released.
+int unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    throw std::runtime_error("cannot find a free port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class RedisCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BABELQUEUE_REQUIRE_REDIS_SERVER();
+    server_.emplace();
+    raw_.emplace(server_->port());
+  }
+
+  [[nodiscard]] std::string url() const { return server_->url(); }
+  RawClient& raw() { return *raw_; }
+
+  // `publish` of `urn` with `data` plus `extra` options; returns the printed meta.id.
+  std::string publish(const std::string& queue, const std::vector<std::string>& extra = {},
+                      const std::string& data = R"({"order_id":1042})") {
+    std::vector<std::string> args = {"publish", "--url", url(), "--queue", queue};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(kUrn);
+    args.push_back(data);
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    static const std::regex uuid(
+        "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n");
+    EXPECT_TRUE(std::regex_match(r.out, uuid)) << r;
+    return r.out.substr(0, r.out.size() - 1);
+  }
+
+  // `queue stats --json` of `queue` plus `extra` options, parsed.
+  Json stats(const std::string& queue, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"queue", "stats", "--url", url(), "--queue", queue, "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    auto parsed = Json::try_parse(r.out);
+    if (!parsed) {
+      ADD_FAILURE() << "queue stats --json printed no JSON: " << r;
+      return Json();
+    }
+    return std::move(parsed).value();
+  }
+
+  static long long count(const Json& stats, std::string_view name) {
+    const Json* v = stats.find(name);
+    return v != nullptr && v->as_int64() ? *v->as_int64() : -1;
+  }
+
+  // Publishes one message to `queue` and lets `work --exec 'exit 3'` fail it twice, so that it
+  // is dead-lettered to queue.dlq; returns its meta.id.
+  std::string dead_lettered(const std::string& queue) {
+    const std::string id = publish(queue);
+    const CliRun r = run_cli({"work", "--url", url(), "--queue", queue, "--drain", "--exec",
+                              "exit 3", "--max-attempts", "2", "--dead-letter"});
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " + queue + ".dlq"),
+              std::string::npos)
+        << r;
+    return id;
+  }
+
+  std::optional<RedisServer> server_;
+  std::optional<RawClient> raw_;
+};
+
+TEST_F(RedisCliTest, PublishPrintsTheIdAndQueueStatsCountsItReady) {
+  const std::string id = publish("orders");
+
+  const std::vector<std::string> stored = raw().lrange("orders");
+  ASSERT_EQ(stored.size(), 1U);
+  const babelqueue::Envelope env = babelqueue::decode(stored[0]);
+  EXPECT_EQ(env.meta().id, id);
+  EXPECT_EQ(env.urn(), kUrn);
+  EXPECT_EQ(env.meta().queue, "orders");
+  EXPECT_EQ(env.data(), Json::object({{"order_id", 1042}}));
+
+  const Json s = stats("orders");
+  EXPECT_EQ(s.find("layout")->as_string(), "default");
+  EXPECT_EQ(count(s, "ready"), 1);
+  EXPECT_EQ(count(s, "in_flight"), 0);
+  EXPECT_EQ(count(s, "delayed"), 0);
+  EXPECT_EQ(count(s, "dead_letter"), 0);
+
+  const CliRun table = run_cli({"queue", "stats", "--url", url(), "--queue", "orders"});
+  EXPECT_EQ(table.exit_code, 0) << table;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  ready +1  orders\n"))) << table;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  dead-letter +0  orders\\.dlq\n")))
+      << table;
+}
+
+TEST_F(RedisCliTest, PublishWithHeadersInTheDefaultLayoutStoresAFrame) {
+  const std::string id =
+      publish("orders", {"--header", "traceparent=00-abc-01", "--header", "tenant=acme"});
+
+  const std::vector<std::string> stored = raw().lrange("orders");
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(
+      stored[0].rfind(
+          R"({"__bq_frame":1,"headers":{"tenant":"acme","traceparent":"00-abc-01"},"body":")", 0),
+      0U)
+      << stored[0];
+  const Json frame = Json::parse(stored[0]);
+  EXPECT_EQ(babelqueue::decode(frame.find("body")->as_string()).meta().id, id);
+}
+
+TEST_F(RedisCliTest, LaravelPublishWithDelayIsCountedDelayed) {
+  const std::vector<std::string> laravel = {"--layout", "laravel", "--prefix",
+                                            "laravel_database_queues:"};
+  std::vector<std::string> delayed = laravel;
+  delayed.insert(delayed.end(), {"--delay", "60"});
+  const std::string id = publish("orders", delayed);
+
+  const auto members = raw().zrange_withscores("laravel_database_queues:orders:delayed");
+  ASSERT_EQ(members.size(), 1U);
+  EXPECT_EQ(babelqueue::decode(members[0].first).meta().id, id);
+  EXPECT_FALSE(raw().exists("laravel_database_queues:orders"));
+
+  const Json s = stats("orders", laravel);
+  EXPECT_EQ(s.find("layout")->as_string(), "laravel");
+  EXPECT_EQ(count(s, "delayed"), 1);
+  EXPECT_EQ(count(s, "ready"), 0);
+}
+
+TEST_F(RedisCliTest, DelayInTheDefaultLayoutFailsWithDelayUnsupported) {
+  const CliRun r = run_cli({"publish", "--url", url(), "--queue", "orders", "--delay", "5", kUrn});
+  EXPECT_EQ(r.exit_code, 1) << r;
+  EXPECT_NE(r.err.find("no delayed set"), std::string::npos) << r;
+  EXPECT_TRUE(r.out.empty()) << r;
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, PublishRejectsBadArgumentsAsUsageErrors) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"publish", "--url", url(), "--queue", "orders", kUrn, "[1]"},
+      {"publish", "--url", url(), "--queue", "orders", kUrn, "{\"order_id\":"},
+      {"publish", "--url", url(), "--queue", "orders", "--header", "=v", kUrn},
+      {"publish", "--url", url(), "--queue", "orders", "--prefix", "app:", kUrn},
+      {"publish", "--url", url(), "--queue", "orders", "--layout", "zigzag", kUrn},
+      {"publish", "--url", url(), "--queue", "orders", " "},
+      {"publish", "--url", url(), kUrn},
+  };
+  for (const auto& args : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r;
+    EXPECT_FALSE(r.err.empty()) << r;
+  }
+  const CliRun not_object = run_cli(cases[0]);
+  EXPECT_NE(not_object.err.find("DATA_JSON must be a JSON object"), std::string::npos)
+      << not_object;
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, WorkDrainPrintsEveryEnvelopeAndEmptiesTheQueue) {
+  const std::string first = publish("orders");
+  const std::string second = publish("orders", {}, R"({"order_id":7})");
+
+  const CliRun r = run_cli({"work", "--url", url(), "--queue", "orders", "--drain", "--print"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2U) << r;
+  const babelqueue::Envelope a = babelqueue::decode(lines[0]);
+  const babelqueue::Envelope b = babelqueue::decode(lines[1]);
+  EXPECT_EQ(a.meta().id, first);
+  EXPECT_EQ(b.meta().id, second);
+  EXPECT_EQ(b.data(), Json::object({{"order_id", 7}}));
+  EXPECT_EQ(lines[0], babelqueue::encode(a));  // the canonical encoding
+  EXPECT_NE(r.err.find("2 handled, 0 failed, 0 dead-lettered"), std::string::npos) << r;
+  EXPECT_NE(r.err.find("queue drained"), std::string::npos) << r;
+
+  const Json s = stats("orders");
+  EXPECT_EQ(count(s, "ready"), 0);
+  EXPECT_EQ(count(s, "in_flight"), 0);
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, WorkExecGetsTheBodyOnStdin) {
+  publish("orders");
+  const std::string stored = raw().lrange("orders").at(0);
+  TempFile seen;
+
+  const CliRun r = run_cli({"work", "--url", url(), "--queue", "orders", "--drain", "--exec",
+                            "cat > '" + seen.path() + "'"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(seen.contents(), stored);
+  EXPECT_NE(r.err.find("1 handled, 0 failed"), std::string::npos) << r;
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, WorkExecFailureIsRetriedThenDeadLetteredAndDlqListShowsIt) {
+  const std::string id = dead_lettered("orders");
+
+  const Json s = stats("orders");
+  EXPECT_EQ(count(s, "ready"), 0);
+  EXPECT_EQ(count(s, "in_flight"), 0);
+  EXPECT_EQ(count(s, "dead_letter"), 1);
+
+  const CliRun list = run_cli({"dlq", "list", "--url", url(), "--queue", "orders"});
+  ASSERT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
+
+  const CliRun json = run_cli({"dlq", "list", "--url", url(), "--dlq", "orders.dlq", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json;
+  ASSERT_EQ(lines_of(json.out).size(), 1U) << json;
+  const babelqueue::Envelope record = babelqueue::decode(lines_of(json.out)[0]);
+  ASSERT_TRUE(record.dead_letter().has_value());
+  EXPECT_EQ(record.dead_letter()->reason, "failed");
+  EXPECT_EQ(record.dead_letter()->attempts, 2);
+  EXPECT_EQ(record.dead_letter()->original_queue, "orders");
+
+  // Listing never takes anything off the dead-letter queue.
+  EXPECT_EQ(raw().lrange("orders.dlq"), std::vector<std::string>{lines_of(json.out)[0]});
+}
+
+TEST_F(RedisCliTest, DlqListShowsPoisonRecords) {
+  raw().command({"RPUSH", "orders", "not json at all"});
+  const CliRun work = run_cli({"work", "--url", url(), "--queue", "orders", "--drain", "--print"});
+  ASSERT_EQ(work.exit_code, 0) << work;
+  EXPECT_TRUE(work.out.empty()) << work;
+
+  const CliRun list = run_cli({"dlq", "list", "--url", url(), "--queue", "orders"});
+  ASSERT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out.rfind("(poison record)\tpoison\t", 0), 0U) << list;
+  EXPECT_EQ(lines_of(list.out).size(), 1U) << list;
+}
+
+TEST_F(RedisCliTest, DlqRedriveMovesTheMessageBack) {
+  const std::string id = dead_lettered("orders");
+
+  const CliRun dry = run_cli({"dlq", "redrive", "--url", url(), "--queue", "orders", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry;
+  EXPECT_EQ(dry.out, "would redrive " + id + " " + kUrn +
+                         " orders.dlq -> orders\ndry run: 0 redriven, 1 kept in orders.dlq\n");
+  EXPECT_EQ(count(stats("orders"), "dead_letter"), 1);
+
+  const CliRun r = run_cli({"dlq", "redrive", "--url", url(), "--queue", "orders"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "redriven " + id + " " + kUrn +
+                       " orders.dlq -> orders\n1 redriven, 0 kept in orders.dlq\n");
+  const Json s = stats("orders");
+  EXPECT_EQ(count(s, "ready"), 1);
+  EXPECT_EQ(count(s, "dead_letter"), 0);
+  EXPECT_EQ(count(s, "in_flight"), 0);
+
+  const babelqueue::Envelope back = babelqueue::decode(raw().lrange("orders").at(0));
+  EXPECT_EQ(back.meta().id, id);
+  EXPECT_FALSE(back.dead_letter().has_value());
+  EXPECT_EQ(back.attempts(), 0);
+}
+
+TEST_F(RedisCliTest, WorkConsumesUntilSigtermThenExitsZero) {
+  CliProcess worker({"work", "--url", url(), "--queue", "orders", "--print"});
+  const std::string id = publish("orders");
+
+  ASSERT_TRUE(eventually([&] { return worker.out().find('\n') != std::string::npos; }))
+      << worker.err();
+  ASSERT_EQ(::kill(worker.pid(), SIGTERM), 0);
+  const std::optional<int> code = worker.wait(kCommandLimit);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << worker.err();
+  EXPECT_EQ(babelqueue::decode(lines_of(worker.out()).at(0)).meta().id, id);
+  EXPECT_NE(worker.err().find("1 handled, 0 failed, 0 dead-lettered to orders.dlq; stopped by "
+                              "SIGTERM"),
+            std::string::npos)
+      << worker.err();
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, BenchRedisPrintsJsonAndLeavesNothingBehind) {
+  const CliRun r = run_cli({"bench", "redis", "--url", url(), "--messages", "2000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const Json out = Json::parse(r.out);
+  EXPECT_EQ(out.size(), 5U) << r.out;
+  EXPECT_EQ(out.find("messages")->as_int64(), 2000);
+  EXPECT_EQ(out.find("layout")->as_string(), "default");
+  for (const char* key : {"publish_msgs_per_s", "publish_batch_msgs_per_s", "consume_msgs_per_s"}) {
+    const Json* v = out.find(key);
+    ASSERT_NE(v, nullptr) << key;
+    ASSERT_TRUE(v->as_int64().has_value()) << key;
+    EXPECT_GT(*v->as_int64(), 0) << key;
+  }
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, BenchRedisInTheLaravelLayoutLeavesNothingBehind) {
+  const CliRun r =
+      run_cli({"bench", "redis", "--url", url(), "--layout", "laravel", "--messages", "500"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_NE(r.out.find("laravel layout, 500 messages"), std::string::npos) << r;
+  EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST(RedisCliErrorsTest, AnUnparsableUrlIsAUsageError) {
+  for (const char* url : {"http://127.0.0.1:6379", "redis://127.0.0.1:notaport"}) {
+    const CliRun r = run_cli({"queue", "stats", "--url", url, "--queue", "orders"});
+    EXPECT_EQ(r.exit_code, 2) << r;
+    EXPECT_EQ(r.err.rfind("babelqueue: ", 0), 0U) << r;
+  }
+}
+
+TEST(RedisCliErrorsTest, NothingListeningFailsFastWithExitOne) {
+  const std::string url = "redis://127.0.0.1:" + std::to_string(unused_port());
+  const std::vector<std::vector<std::string>> cases = {
+      {"publish", "--url", url, "--queue", "orders", kUrn},
+      {"queue", "stats", "--url", url, "--queue", "orders"},
+      {"work", "--url", url, "--queue", "orders", "--print"},  // consume mode: no hang
+      {"dlq", "list", "--url", url, "--queue", "orders"},
+  };
+  for (const auto& args : cases) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 1) << r;
+    EXPECT_NE(r.err.find("cannot connect"), std::string::npos) << r;
+  }
+}
+
+TEST(RedisCliErrorsTest, WorkNeedsExactlyOneHandler) {
+  const CliRun none = run_cli({"work", "--url", "redis://127.0.0.1", "--queue", "orders"});
+  EXPECT_EQ(none.exit_code, 2) << none;
+  EXPECT_NE(none.err.find("--print or --exec"), std::string::npos) << none;
+  const CliRun both = run_cli(
+      {"work", "--url", "redis://127.0.0.1", "--queue", "orders", "--print", "--exec", "true"});
+  EXPECT_EQ(both.exit_code, 2) << both;
+}
+
+TEST(RedisCliErrorsTest, EveryCommandHasHelp) {
+  const std::vector<std::vector<std::string>> commands = {{"publish"},        {"work"},
+                                                          {"queue", "stats"}, {"dlq", "list"},
+                                                          {"dlq", "redrive"}, {"bench", "redis"}};
+  for (std::vector<std::string> args : commands) {
+    args.emplace_back("--help");
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r;
+    EXPECT_NE(r.out.find("--url"), std::string::npos) << r;
+  }
+}
+
+}  // namespace

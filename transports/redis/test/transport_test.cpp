@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// RedisTransport against a real redis-server: the Transport contract and the capabilities in
+// both layouts, the options, and the App on top of it. The cross-SDK scenarios RDS-T1..T19 are
+// in interop_test.cpp, the faults in fault_test.cpp.
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/redis/transport.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "raw_client.hpp"
+#include "redis_server.hpp"
+
+namespace bq = babelqueue;
+namespace rd = babelqueue::redis;
+using namespace std::chrono_literals;
+using rd::test::RawClient;
+using rd::test::RedisServer;
+
+namespace {
+
+std::string envelope(std::string_view queue = "orders", int order_id = 1042) {
+  bq::MakeOptions mo;
+  mo.queue = queue;
+  return bq::encode(
+      bq::make("urn:babel:orders:created", bq::Json::object({{"order_id", order_id}}), mo));
+}
+
+class RedisTransportTest : public ::testing::TestWithParam<rd::Layout> {
+ protected:
+  static void SetUpTestSuite() { server_ = std::make_unique<RedisServer>(); }
+  static void TearDownTestSuite() { server_.reset(); }
+  void SetUp() override {
+    BABELQUEUE_REQUIRE_REDIS_SERVER();
+    raw_ = std::make_unique<RawClient>(server_->port());
+    raw_->command({"FLUSHALL"});
+  }
+
+  rd::Options options(int prefetch = 16) const {
+    rd::Options o = rd::parse_url(server_->url());
+    o.layout = GetParam();
+    o.prefetch = prefetch;
+    return o;
+  }
+  bool legacy() const { return GetParam() == rd::Layout::Legacy; }
+
+  static std::unique_ptr<RedisServer> server_;
+  std::unique_ptr<RawClient> raw_;
+};
+std::unique_ptr<RedisServer> RedisTransportTest::server_;
+
+TEST_P(RedisTransportTest, PublishPopAckRoundTripKeepsBytes) {
+  rd::RedisTransport t(options());
+  const std::string body = envelope();
+  ASSERT_TRUE(t.publish("orders", body));
+  auto got = t.pop("orders", 0ms);
+  ASSERT_TRUE(got.has_value()) << got.error().what();
+  ASSERT_TRUE(got->has_value());
+  const bq::ReceivedMessage& m = **got;
+  EXPECT_EQ(m.body, body);
+  EXPECT_EQ(m.queue, "orders");
+  EXPECT_FALSE(m.poison);
+  EXPECT_TRUE(m.headers.empty());
+  const rd::Keys k = t.keys("orders");
+  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 1);
+  ASSERT_TRUE(t.ack(m));
+  ASSERT_TRUE(t.flush());  // pipelined acks are sent by the next pop, flush() or close()
+  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+  if (legacy()) {
+    EXPECT_EQ(raw_->zcard(k.schedule), 0);
+  }
+  auto none = t.pop("orders", 0ms);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(RedisTransportTest, ImmediateAcksSettleOnReturn) {
+  rd::Options o = options();
+  o.pipelined_acks = false;
+  rd::RedisTransport t(o);
+  ASSERT_TRUE(t.publish("orders", envelope()));
+  auto got = t.pop("orders", 0ms);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  ASSERT_TRUE(t.ack(**got));
+  const rd::Keys k = t.keys("orders");
+  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+}
+
+TEST_P(RedisTransportTest, PendingAcksRideOnTheNextReserve) {
+  rd::RedisTransport t(options(1));
+  ASSERT_TRUE(t.publish("orders", envelope("orders", 1)));
+  ASSERT_TRUE(t.publish("orders", envelope("orders", 2)));
+  auto first = t.pop("orders", 0ms);
+  ASSERT_TRUE(first.has_value() && first->has_value());
+  ASSERT_TRUE(t.ack(**first));
+  const rd::Keys k = t.keys("orders");
+  auto in_flight = [&] { return legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight); };
+  EXPECT_EQ(in_flight(), 1);  // queued, not sent yet
+  auto second = t.pop("orders", 0ms);
+  ASSERT_TRUE(second.has_value() && second->has_value());
+  EXPECT_EQ(in_flight(), 1);  // the first ack went out with this reserve; the second is held
+  ASSERT_TRUE(t.ack(**second));
+  t.close();
+  EXPECT_EQ(in_flight(), 0);
+}
+
+TEST_P(RedisTransportTest, BatchPublishKeepsOrderAcrossChunks) {
+  rd::RedisTransport t(options());
+  std::vector<std::string> bodies;
+  for (int i = 0; i < 2500; ++i)
+    bodies.push_back(envelope("orders", i));
+  ASSERT_TRUE(t.publish_batch("orders", bodies));
+  const rd::Keys k = t.keys("orders");
+  EXPECT_EQ(raw_->lrange(k.ready), bodies);
+  if (!legacy()) {
+    EXPECT_EQ(raw_->llen(k.notify), 2500);  // one token per job (RDS-42)
+  }
+  for (int i = 0; i < 2500; ++i) {
+    auto got = t.pop("orders", 0ms);
+    ASSERT_TRUE(got.has_value() && got->has_value());
+    ASSERT_EQ((*got)->body, bodies[static_cast<std::size_t>(i)]);
+    ASSERT_TRUE(t.ack(**got));
+  }
+  t.close();
+  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+}
+
+TEST_P(RedisTransportTest, StatsAndPeek) {
+  rd::RedisTransport t(options(1));
+  ASSERT_TRUE(t.publish("orders", envelope()));
+  ASSERT_TRUE(t.publish("orders", envelope()));
+  auto got = t.pop("orders", 0ms);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  ASSERT_TRUE(t.dead_letter(**got, "orders.dlq", "record"));
+  ASSERT_TRUE(t.publish("orders", envelope()));
+  auto second = t.pop("orders", 0ms);
+  ASSERT_TRUE(second.has_value() && second->has_value());
+  if (!legacy()) {
+    ASSERT_TRUE(t.publish_delayed("orders", envelope(), 60s));
+  }
+  auto stats = t.stats("orders");
+  ASSERT_TRUE(stats.has_value()) << stats.error().what();
+  EXPECT_EQ(stats->ready, 1);
+  EXPECT_EQ(stats->in_flight, 1);
+  EXPECT_EQ(stats->delayed, legacy() ? 0 : 1);
+  EXPECT_EQ(stats->dead_letter, 1);
+  auto peeked = t.peek("orders.dlq");
+  ASSERT_TRUE(peeked.has_value());
+  EXPECT_EQ(*peeked, std::vector<std::string>{"record"});
+  auto one = t.peek("orders", 1);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->size(), 1u);
+  EXPECT_EQ(t.stats("orders")->dead_letter, 1);  // peek changed nothing
+}
+
+TEST_P(RedisTransportTest, ReleaseRaisesAttemptsInTheStoredBody) {
+  rd::RedisTransport t(options());
+  ASSERT_TRUE(t.publish("orders", envelope()));
+  auto got = t.pop("orders", 0ms);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  ASSERT_TRUE(t.release(**got, 0ms));
+  const rd::Keys k = t.keys("orders");
+  if (!legacy()) {
+    EXPECT_EQ(raw_->zcard(k.schedule), 1);  // RDS-54: due at the next migrate
+  }
+  auto again = t.pop("orders", 0ms);
+  ASSERT_TRUE(again.has_value() && again->has_value());
+  EXPECT_EQ(bq::decode((*again)->body).attempts(), 1);
+}
+
+TEST_P(RedisTransportTest, PoisonIsFlaggedAndCannotBeReleased) {
+  rd::RedisTransport t(options());
+  ASSERT_TRUE(t.publish("orders", "not json"));
+  auto got = t.pop("orders", 0ms);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_TRUE((*got)->poison);
+  EXPECT_FALSE((*got)->poison_reason.empty());
+  EXPECT_EQ((*got)->body, "not json");
+  const bq::Status st = t.release(**got, 0ms);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), bq::ErrorCode::ReleaseUnsupported);
+}
+
+TEST_P(RedisTransportTest, AppRetriesDeadLettersAndAcks) {
+  auto t = std::make_shared<rd::RedisTransport>(options());
+  bq::AppOptions ao;
+  ao.default_queue = "orders";
+  ao.max_attempts = 3;
+  ao.dead_letter = true;
+  ao.poll_timeout = 0ms;
+  bq::App app(t, ao);
+  int calls = 0;
+  app.handle("urn:babel:orders:created", [&](bq::Context&, const bq::Envelope& env) {
+    ++calls;
+    if (env.data().find("order_id")->as_int64() == 13) throw std::runtime_error("unlucky");
+  });
+  app.publish("urn:babel:orders:created", bq::Json::object({{"order_id", 1}}));
+  app.publish("urn:babel:orders:created", bq::Json::object({{"order_id", 13}}));
+  const bq::DrainResult r = app.drain("orders");
+  EXPECT_TRUE(r.status.ok()) << r.status.error().what();
+  EXPECT_EQ(calls, 4);  // 1 + three attempts of the unlucky one
+  t->close();
+  const rd::Keys dlq = t->keys("orders.dlq");
+  const auto records = raw_->lrange(dlq.ready);
+  ASSERT_EQ(records.size(), 1u);
+  const bq::Envelope dead = bq::decode(records[0]);
+  ASSERT_TRUE(dead.dead_letter());
+  EXPECT_EQ(dead.dead_letter()->error.value_or(""), "unlucky");
+  EXPECT_EQ(dead.attempts(), 3);  // D5: the incremented value, = max_attempts
+  const rd::Keys k = t->keys("orders");
+  EXPECT_EQ(raw_->llen(k.ready), 0);
+  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+}
+
+TEST_P(RedisTransportTest, CloseIsIdempotentAndLaterCallsFailClosed) {
+  rd::RedisTransport t(options());
+  t.close();
+  t.close();
+  const bq::Status st = t.publish("orders", envelope());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), bq::ErrorCode::Closed);
+  auto got = t.pop("orders", 0ms);
+  ASSERT_FALSE(got.has_value());
+  EXPECT_EQ(got.error().code(), bq::ErrorCode::Closed);
+}
+
+TEST_P(RedisTransportTest, EmptyQueueNameIsAConfigError) {
+  rd::RedisTransport t(options());
+  const bq::Status st = t.publish("", envelope());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), bq::ErrorCode::Config);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothLayouts, RedisTransportTest,
+                         ::testing::Values(rd::Layout::Legacy, rd::Layout::Laravel),
+                         [](const ::testing::TestParamInfo<rd::Layout>& p) {
+                           return p.param == rd::Layout::Legacy ? "Legacy" : "Laravel";
+                         });
+
+TEST(RedisTransportOptions, InvalidValuesAreConfigErrors) {
+  auto bad = [](auto mutate) {
+    rd::Options o;
+    mutate(o);
+    try {
+      rd::RedisTransport t(o);
+    } catch (const bq::ConfigError&) {
+      return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(bad([](rd::Options& o) { o.retry_after = std::chrono::seconds(-1); }));  // RDS-59
+  EXPECT_TRUE(bad([](rd::Options& o) { o.migration_batch_size = 0; }));                // RDS-51
+  EXPECT_TRUE(bad([](rd::Options& o) { o.migration_batch_size = -2; }));
+  EXPECT_TRUE(bad([](rd::Options& o) { o.prefetch = 0; }));
+  EXPECT_TRUE(bad([](rd::Options& o) {  // RDS-53: the read timeout must outlast a BLPOP slice
+    o.layout = rd::Layout::Laravel;
+    o.command_timeout = 1s;
+  }));
+  EXPECT_FALSE(bad([](rd::Options& o) { o.retry_after = std::nullopt; }));
+  EXPECT_FALSE(bad([](rd::Options& o) { o.retry_after = std::chrono::seconds(0); }));
+}
+
+TEST(RedisTransportOptions, DelayedPublishNeedsTheLaravelLayout) {
+  rd::RedisTransport t(rd::Options{});  // connects lazily: the error comes before any I/O
+  const bq::Status st = t.publish_delayed("orders", envelope(), 5s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), bq::ErrorCode::DelayUnsupported);  // RDS-13
+}
+
+TEST(RedisTransportOptions, KeysOfBothLayouts) {
+  rd::Options o;
+  o.processing_suffix = ":inflight";
+  const rd::Keys legacy = rd::RedisTransport(o).keys("orders");
+  EXPECT_EQ(legacy.ready, "orders");  // RDS-10
+  EXPECT_EQ(legacy.in_flight, "orders:inflight");
+  EXPECT_EQ(legacy.schedule, "orders:inflight:deadlines");
+  EXPECT_EQ(legacy.notify, "");
+  o.layout = rd::Layout::Laravel;
+  o.laravel_key_prefix = "laravel_database_queues:";
+  const rd::Keys laravel = rd::RedisTransport(o).keys("orders");
+  EXPECT_EQ(laravel.ready, "laravel_database_queues:orders");  // RDS-40
+  EXPECT_EQ(laravel.in_flight, "laravel_database_queues:orders:reserved");
+  EXPECT_EQ(laravel.schedule, "laravel_database_queues:orders:delayed");
+  EXPECT_EQ(laravel.notify, "laravel_database_queues:orders:notify");
+}
+
+}  // namespace
