@@ -24,6 +24,7 @@
 #include "connection.hpp"
 #include "frame.hpp"
 #include "scripts.hpp"
+#include "text.hpp"
 
 namespace babelqueue::redis {
 
@@ -34,6 +35,8 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 namespace {
+
+using detail::quoted;
 
 constexpr std::size_t kTokenBytes = 16;  // RDS-17
 constexpr std::size_t kTokenHex = 2 * kTokenBytes;
@@ -63,15 +66,6 @@ void default_logger(LogLevel level, std::string_view text) {
   std::cerr << (level == LogLevel::Warning ? "babelqueue redis warning: "
                                            : "babelqueue redis error: ")
             << text << '\n';
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;  // appended, not `"\"" + ...`, which trips GCC 12's -Wrestrict
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  out.append(s);
-  out.push_back('"');
-  return out;
 }
 
 }  // namespace

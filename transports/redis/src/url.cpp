@@ -15,20 +15,15 @@
 #include <set>
 #include <string>
 
+#include "text.hpp"
+
 namespace babelqueue::redis {
 namespace {
 
+using detail::quoted;
+
 [[noreturn]] void fail(const std::string& what) {
   throw ConfigError("redis URL: " + what);
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;  // appended, not `"\"" + ...`, which trips GCC 12's -Wrestrict
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  out.append(s);
-  out.push_back('"');
-  return out;
 }
 
 // Schemes are case-insensitive (RFC 3986 §3.1); `lower` is already lowercase.

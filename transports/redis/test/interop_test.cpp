@@ -42,6 +42,7 @@
 #include "laravel_peer.hpp"
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 namespace {
 
@@ -248,25 +249,12 @@ std::string dead_letter_reason(const std::string& record) {
   return reason != nullptr && reason->is_string() ? reason->as_string() : "(no reason)";
 }
 
-class RedisInterop : public ::testing::Test {
+class RedisInterop : public rd::test::SharedRedisServerTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!rd::test::redis_server_unavailable()) server_ = std::make_unique<RedisServer>();
-  }
-  static void TearDownTestSuite() { server_.reset(); }
-
-  void SetUp() override {
-    BABELQUEUE_REQUIRE_REDIS_SERVER();
-    raw_ = std::make_unique<RawClient>(server_->port());
-    flush_all();
-  }
-
-  void flush_all() { ASSERT_EQ(raw_->command({"FLUSHALL"}).str, "OK"); }
-
   // One message per reserve unless a test asks for more: most scenarios reason about exactly
   // what one Pop took from the ready list.
   rd::Options options(rd::Layout layout, std::string prefix = "queues:") {
-    rd::Options o = rd::parse_url(server_->url());
+    rd::Options o = rd::parse_url(server().url());
     o.layout = layout;
     o.laravel_key_prefix = std::move(prefix);
     o.prefetch = 1;
@@ -301,11 +289,8 @@ class RedisInterop : public ::testing::Test {
     EXPECT_FALSE(got->has_value()) << "unexpected delivery: " << (*got)->body;
   }
 
-  static std::unique_ptr<RedisServer> server_;
-  std::unique_ptr<RawClient> raw_;
   LogCapture log_;
 };
-std::unique_ptr<RedisServer> RedisInterop::server_;
 
 constexpr rd::Layout kBothLayouts[] = {rd::Layout::Legacy, rd::Layout::Laravel};
 
@@ -346,7 +331,7 @@ TEST_F(RedisInterop, RDST1_ManifestPayloadIdentityInBothLayouts) {
       const rd::Keys k = t.keys(kQueue);
       ASSERT_OK(t.publish(kQueue, bytes));
       // Produce stores exactly the bytes as the list element (RDS-70): no wrapping, no fields.
-      EXPECT_EQ(raw_->lrange(k.ready), Strings{bytes});
+      EXPECT_EQ(raw().lrange(k.ready), Strings{bytes});
       auto m = pop_now(t);
       ASSERT_TRUE(m);
       EXPECT_EQ(m->body, bytes);  // reserve returns it unchanged
@@ -354,17 +339,17 @@ TEST_F(RedisInterop, RDST1_ManifestPayloadIdentityInBothLayouts) {
       EXPECT_FALSE(m->poison) << m->poison_reason;
       EXPECT_TRUE(m->headers.empty());
       if (layout == rd::Layout::Legacy) {
-        EXPECT_EQ(raw_->lrange(k.in_flight), Strings{bytes});
-        const Strings deadline_members = members_of(*raw_, k.schedule);
+        EXPECT_EQ(raw().lrange(k.in_flight), Strings{bytes});
+        const Strings deadline_members = members_of(raw(), k.schedule);
         ASSERT_EQ(deadline_members.size(), 1u);
         EXPECT_EQ(deadline_members[0].substr(32), ":" + bytes);
       } else {
-        EXPECT_EQ(raw_->zcard(k.in_flight), 1);  // the cjson copy differs by design (RDS-49)
+        EXPECT_EQ(raw().zcard(k.in_flight), 1);  // the cjson copy differs by design (RDS-49)
       }
       ASSERT_OK(t.ack(*m));
       ASSERT_OK(t.flush());
-      EXPECT_FALSE(raw_->exists(k.in_flight));
-      EXPECT_FALSE(raw_->exists(k.ready));
+      EXPECT_FALSE(raw().exists(k.in_flight));
+      EXPECT_FALSE(raw().exists(k.ready));
     }
   }
 }
@@ -378,7 +363,7 @@ TEST_F(RedisInterop, RDST1_AppPublishStoresExactlyTheEncodedEnvelope) {
     bq::App app(t, app_options());
     const std::string id =
         app.publish("urn:babel:orders:created", bq::Json::object({{"order_id", 1042}}));
-    const Strings stored = raw_->lrange(t->keys(kQueue).ready);
+    const Strings stored = raw().lrange(t->keys(kQueue).ready);
     ASSERT_EQ(stored.size(), 1u);
     const bq::Envelope env = bq::decode(stored[0]);
     EXPECT_EQ(env.meta().id, id);
@@ -390,7 +375,7 @@ TEST_F(RedisInterop, RDST1_AppPublishStoresExactlyTheEncodedEnvelope) {
 // ------------------------------------------------------------------------------------ RDS-T2
 
 TEST_F(RedisInterop, RDST2_LaravelProducerToCpp) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const rd::Keys k = t.keys(kQueue);
   ASSERT_EQ(k.ready, peer.ready_key(kQueue));
@@ -398,22 +383,22 @@ TEST_F(RedisInterop, RDST2_LaravelProducerToCpp) {
   // The BabelQueue Laravel driver's publish: pushRaw of the bare envelope (+ notify token).
   const std::string body = envelope();
   peer.push(kQueue, body);
-  ASSERT_EQ(raw_->lrange("laravel_database_queues:orders"), Strings{body});
-  ASSERT_EQ(raw_->llen("laravel_database_queues:orders:notify"), 1);
+  ASSERT_EQ(raw().lrange("laravel_database_queues:orders"), Strings{body});
+  ASSERT_EQ(raw().llen("laravel_database_queues:orders:notify"), 1);
 
   auto m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, body);  // identical bytes
   EXPECT_FALSE(m->poison) << m->poison_reason;
   EXPECT_EQ(bq::decode(m->body).attempts(), 0);
-  EXPECT_EQ(raw_->zcard("laravel_database_queues:orders:reserved"), 1);
-  EXPECT_EQ(raw_->llen("laravel_database_queues:orders:notify"), 0);  // the pop took the token
+  EXPECT_EQ(raw().zcard("laravel_database_queues:orders:reserved"), 1);
+  EXPECT_EQ(raw().llen("laravel_database_queues:orders:notify"), 0);  // the pop took the token
 
   ASSERT_OK(t.ack(*m));
   ASSERT_OK(t.flush());
-  EXPECT_EQ(raw_->zcard("laravel_database_queues:orders:reserved"), 0);
-  EXPECT_EQ(raw_->llen("laravel_database_queues:orders:notify"), 0);
-  EXPECT_EQ(raw_->llen("laravel_database_queues:orders"), 0);
+  EXPECT_EQ(raw().zcard("laravel_database_queues:orders:reserved"), 0);
+  EXPECT_EQ(raw().llen("laravel_database_queues:orders:notify"), 0);
+  EXPECT_EQ(raw().llen("laravel_database_queues:orders"), 0);
 }
 
 TEST_F(RedisInterop, RDST2_LaravelNativeJobIsAnUnknownUrnForTheApp) {
@@ -429,7 +414,7 @@ TEST_F(RedisInterop, RDST2_LaravelNativeJobIsAnUnknownUrnForTheApp) {
   const std::string dlq = std::string(kLaravelPrefix) + "orders.dlq";
   {
     rd::RedisTransport probe(options(rd::Layout::Laravel, kLaravelPrefix));
-    LaravelPeer(*raw_, kLaravelPrefix).push(kQueue, payload);
+    LaravelPeer(raw(), kLaravelPrefix).push(kQueue, payload);
     auto m = pop_now(probe);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->body, payload);
@@ -444,14 +429,14 @@ TEST_F(RedisInterop, RDST2_LaravelNativeJobIsAnUnknownUrnForTheApp) {
   // Strategy dead_letter: the annotated envelope in prefix + "orders.dlq" with its notify token.
   {
     flush_all();
-    LaravelPeer(*raw_, kLaravelPrefix).push(kQueue, payload);
+    LaravelPeer(raw(), kLaravelPrefix).push(kQueue, payload);
     auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Laravel, kLaravelPrefix));
     bq::AppOptions ao = app_options();
     ao.unknown_urn = bq::UnknownUrnStrategy::DeadLetter;
     bq::App app(t, ao);
     EXPECT_EQ(app.drain(kQueue).count, 1u);
     ASSERT_OK(t->flush());
-    const Strings records = raw_->lrange(dlq);
+    const Strings records = raw().lrange(dlq);
     ASSERT_EQ(records.size(), 1u);
     EXPECT_EQ(dead_letter_reason(records[0]), "unknown_urn");
     const bq::Json record = bq::Json::parse(records[0]);
@@ -460,65 +445,65 @@ TEST_F(RedisInterop, RDST2_LaravelNativeJobIsAnUnknownUrnForTheApp) {
     ASSERT_NE(json_member(record, "uuid"), nullptr)
         << "unknown members must survive: " << records[0];
     EXPECT_EQ(json_member(record, "uuid")->as_string(), fields.uuid);
-    EXPECT_EQ(raw_->llen(dlq + ":notify"), 1);
-    EXPECT_EQ(raw_->zcard(t->keys(kQueue).in_flight), 0);
-    EXPECT_EQ(raw_->llen(t->keys(kQueue).ready), 0);
+    EXPECT_EQ(raw().llen(dlq + ":notify"), 1);
+    EXPECT_EQ(raw().zcard(t->keys(kQueue).in_flight), 0);
+    EXPECT_EQ(raw().llen(t->keys(kQueue).ready), 0);
   }
 
   // Strategy fail (the default) with retries left: released in place, attempts 0 -> 1 and
   // nothing else changed (RDS-57), into :delayed.
   {
     flush_all();
-    LaravelPeer(*raw_, kLaravelPrefix).push(kQueue, payload);
+    LaravelPeer(raw(), kLaravelPrefix).push(kQueue, payload);
     auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Laravel, kLaravelPrefix));
     bq::App app(t, app_options());
     EXPECT_EQ(app.drain(kQueue, 1).count, 1u);
     ASSERT_OK(t->flush());
-    EXPECT_EQ(members_of(*raw_, t->keys(kQueue).schedule),
+    EXPECT_EQ(members_of(raw(), t->keys(kQueue).schedule),
               Strings{replace_once(payload, "\"attempts\":0}", "\"attempts\":1}")});
-    EXPECT_EQ(raw_->zcard(t->keys(kQueue).in_flight), 0);
-    EXPECT_FALSE(raw_->exists(dlq));
+    EXPECT_EQ(raw().zcard(t->keys(kQueue).in_flight), 0);
+    EXPECT_FALSE(raw().exists(dlq));
   }
 
   // Strategy delete: acknowledged and gone.
   {
     flush_all();
-    LaravelPeer(*raw_, kLaravelPrefix).push(kQueue, payload);
+    LaravelPeer(raw(), kLaravelPrefix).push(kQueue, payload);
     auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Laravel, kLaravelPrefix));
     bq::AppOptions ao = app_options();
     ao.unknown_urn = bq::UnknownUrnStrategy::Delete;
     bq::App app(t, ao);
     EXPECT_EQ(app.drain(kQueue).count, 1u);
     ASSERT_OK(t->flush());
-    EXPECT_EQ(all_keys(*raw_), Strings{});
+    EXPECT_EQ(all_keys(raw()), Strings{});
   }
 }
 
 // ------------------------------------------------------------------------------------ RDS-T3
 
 TEST_F(RedisInterop, RDST3_CppProducerToLaravelWorker) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const std::string body = envelope();
   ASSERT_OK(t.publish(kQueue, body));
-  EXPECT_EQ(raw_->llen(peer.notify_key(kQueue)), 1);
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 1);
 
   const auto job = peer.pop(kQueue);  // Laravel's pop script needs a numeric attempts
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->raw_body, body);
   EXPECT_EQ(job->attempts_1based, 1);
-  EXPECT_EQ(members_of(*raw_, peer.reserved_key(kQueue)), Strings{job->reserved});
-  EXPECT_EQ(raw_->llen(peer.notify_key(kQueue)), 0);
+  EXPECT_EQ(members_of(raw(), peer.reserved_key(kQueue)), Strings{job->reserved});
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 0);
 
   peer.remove(kQueue, *job);
-  EXPECT_EQ(raw_->zcard(peer.reserved_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
   EXPECT_FALSE(peer.pop(kQueue).has_value());
 }
 
 // ------------------------------------------------------------------------------------ RDS-T4
 
 TEST_F(RedisInterop, RDST4_CppReleaseReadByLaravelWorker) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const std::string head = foreign_envelope("2", R"({"order_id":1042})");  // N = 2
   const std::string released = replace_once(head, "\"attempts\":2", "\"attempts\":3");
@@ -532,35 +517,35 @@ TEST_F(RedisInterop, RDST4_CppReleaseReadByLaravelWorker) {
   const long long after = now_seconds();
 
   // The :delayed member is the SDK's bytes with attempts N+1, unknown keys and values intact.
-  const auto delayed = raw_->zrange_withscores(peer.delayed_key(kQueue));
+  const auto delayed = raw().zrange_withscores(peer.delayed_key(kQueue));
   ASSERT_EQ(delayed.size(), 1u);
   EXPECT_EQ(delayed[0].first, released);
   const long long score = std::stoll(delayed[0].second);
   EXPECT_GE(score, before + 5);
   EXPECT_LE(score, after + 5);
-  EXPECT_EQ(raw_->zcard(peer.reserved_key(kQueue)), 0);  // the C++ reservation is gone
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);  // the C++ reservation is gone
 
   EXPECT_FALSE(peer.pop(kQueue).has_value());  // not due yet
-  make_due(*raw_, peer.delayed_key(kQueue), released);
+  make_due(raw(), peer.delayed_key(kQueue), released);
   const auto job = peer.pop(kQueue);  // Laravel migrates :delayed, then pops
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->raw_body, released);
   EXPECT_EQ(job->attempts_1based, 4);  // N + 2
   peer.remove(kQueue, *job);
-  EXPECT_EQ(raw_->zcard(peer.reserved_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
 }
 
 // ------------------------------------------------------------------------------------ RDS-T5
 
 TEST_F(RedisInterop, RDST5_LaravelReleaseReadByCpp) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const std::string head = foreign_envelope("1", R"({"url":"https://example.com/a/b","n":7})");
   peer.push(kQueue, head);
   const auto job = peer.pop(kQueue);
   ASSERT_TRUE(job.has_value());
   peer.release(kQueue, *job, 0);  // Laravel's release: the cjson copy, due now
-  ASSERT_EQ(members_of(*raw_, peer.delayed_key(kQueue)), Strings{job->reserved});
+  ASSERT_EQ(members_of(raw(), peer.delayed_key(kQueue)), Strings{job->reserved});
 
   auto m = pop_now(t);
   ASSERT_TRUE(m);
@@ -577,7 +562,7 @@ TEST_F(RedisInterop, RDST5_LaravelReleaseReadByCpp) {
   EXPECT_EQ(env->meta().created_at, 1749132727000);  // 13 digits survive %.14g
   ASSERT_OK(t.ack(*m));
   ASSERT_OK(t.flush());
-  EXPECT_EQ(raw_->zcard(peer.reserved_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
 }
 
 // ------------------------------------------------------------------------------------ RDS-T6
@@ -589,13 +574,13 @@ TEST_F(RedisInterop, RDST6_DelayedPublishIsInvisibleUntilDueThenWakesABlockedPop
   const long long before = now_seconds();
   ASSERT_OK(t.publish_delayed(kQueue, body, 30s));
   const long long after = now_seconds();
-  const auto delayed = raw_->zrange_withscores(k.schedule);
+  const auto delayed = raw().zrange_withscores(k.schedule);
   ASSERT_EQ(delayed.size(), 1u);
   EXPECT_EQ(delayed[0].first, body);
   EXPECT_GE(std::stoll(delayed[0].second), before + 30);
   EXPECT_LE(std::stoll(delayed[0].second), after + 30);
-  EXPECT_FALSE(raw_->exists(k.notify));  // the ZADD wrote no notify token
-  EXPECT_FALSE(raw_->exists(k.ready));
+  EXPECT_FALSE(raw().exists(k.notify));  // the ZADD wrote no notify token
+  EXPECT_FALSE(raw().exists(k.ready));
   expect_empty_pop(t);  // invisible before its score
 
   // A Pop blocked on :notify (nothing will ever be pushed there) must still see the message
@@ -605,7 +590,7 @@ TEST_F(RedisInterop, RDST6_DelayedPublishIsInvisibleUntilDueThenWakesABlockedPop
   bool in_blpop = false;
   while (!in_blpop && Clock::now() < wait_until &&
          blocked.wait_for(5ms) != std::future_status::ready) {
-    in_blpop = raw_->command({"CLIENT", "LIST"}).as_string().find("cmd=blpop") != std::string::npos;
+    in_blpop = raw().command({"CLIENT", "LIST"}).as_string().find("cmd=blpop") != std::string::npos;
   }
   if (!in_blpop) {
     auto early = blocked.get();  // bounded by the Pop's own 3 s timeout
@@ -614,7 +599,7 @@ TEST_F(RedisInterop, RDST6_DelayedPublishIsInvisibleUntilDueThenWakesABlockedPop
                : early->has_value() ? "a message: " + (*early)->body
                                     : std::string("none"));
   }
-  make_due(*raw_, k.schedule, body);
+  make_due(raw(), k.schedule, body);
   const auto due_at = Clock::now();
   ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready);
   const auto waited = Clock::now() - due_at;
@@ -643,20 +628,20 @@ TEST_F(RedisInterop, RDST7_CrashRecoveryLaravelLayoutAndLateSettlementsChangeNot
   auto a = pop_now(worker_a);  // reserved, then "the worker dies": no ack
   const long long after = now_seconds();
   ASSERT_TRUE(a);
-  const auto reserved = raw_->zrange_withscores(k.in_flight);
+  const auto reserved = raw().zrange_withscores(k.in_flight);
   ASSERT_EQ(reserved.size(), 1u);
   const std::string member_a = reserved[0].first;
   EXPECT_GE(std::stoll(reserved[0].second), before + 90);  // retry_after 90 s
   EXPECT_LE(std::stoll(reserved[0].second), after + 90);
 
-  make_due(*raw_, k.in_flight, member_a);  // retry_after has passed
+  make_due(raw(), k.in_flight, member_a);  // retry_after has passed
   auto b = pop_now(worker_b);              // migrates the cjson copy back, pops it
   ASSERT_TRUE(b);
   EXPECT_EQ(b->body, member_a);
   auto env = bq::try_decode(b->body);
   ASSERT_TRUE(env.has_value()) << env.error().what();
   EXPECT_EQ(env->attempts(), 1);  // recovery counts as an attempt (RDS-52)
-  const Strings reserved_b = members_of(*raw_, k.in_flight);
+  const Strings reserved_b = members_of(raw(), k.in_flight);
   ASSERT_EQ(reserved_b.size(), 1u);
   EXPECT_NE(reserved_b[0], member_a);
 
@@ -668,14 +653,14 @@ TEST_F(RedisInterop, RDST7_CrashRecoveryLaravelLayoutAndLateSettlementsChangeNot
   EXPECT_EQ(log_.warnings_with({"reservation expired", "release", "orders"}), 1u) << log_.dump();
   EXPECT_EQ(log_.warnings_with({"reservation expired", "dead-letter", "orders"}), 1u)
       << log_.dump();
-  EXPECT_EQ(members_of(*raw_, k.in_flight), reserved_b);  // B's reservation untouched
-  EXPECT_FALSE(raw_->exists(k.schedule));                 // no late release to :delayed
-  EXPECT_FALSE(raw_->exists(k.ready));
-  EXPECT_FALSE(raw_->exists(worker_a.keys("orders.dlq").ready));
+  EXPECT_EQ(members_of(raw(), k.in_flight), reserved_b);  // B's reservation untouched
+  EXPECT_FALSE(raw().exists(k.schedule));                 // no late release to :delayed
+  EXPECT_FALSE(raw().exists(k.ready));
+  EXPECT_FALSE(raw().exists(worker_a.keys("orders.dlq").ready));
 
   ASSERT_OK(worker_b.ack(*b));
   ASSERT_OK(worker_b.flush());
-  EXPECT_EQ(raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(raw().zcard(k.in_flight), 0);
 }
 
 // ------------------------------------------------------------------------------------ RDS-T8
@@ -689,17 +674,17 @@ TEST_F(RedisInterop, RDST8_CrashRecoveryLegacySweepsByteIdenticalToTheTail) {
   ASSERT_OK(worker_a.publish(kQueue, lost));
   auto a = pop_now(worker_a);  // no ack: the worker "dies"
   ASSERT_TRUE(a);
-  const Strings deadline_a = members_of(*raw_, k.schedule);
+  const Strings deadline_a = members_of(raw(), k.schedule);
   ASSERT_EQ(deadline_a.size(), 1u);
   ASSERT_OK(worker_a.publish(kQueue, next));
 
-  make_due(*raw_, k.schedule, deadline_a[0]);
+  make_due(raw(), k.schedule, deadline_a[0]);
   auto b = pop_now(worker_b);  // SWEEP first: `lost` goes to the tail, behind `next`
   ASSERT_TRUE(b);
   EXPECT_EQ(b->body, next);
-  EXPECT_EQ(raw_->lrange(k.ready), Strings{lost});  // byte-identical, at the tail
-  EXPECT_EQ(raw_->lrange(k.in_flight), Strings{next});
-  const Strings deadline_b = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.ready), Strings{lost});  // byte-identical, at the tail
+  EXPECT_EQ(raw().lrange(k.in_flight), Strings{next});
+  const Strings deadline_b = members_of(raw(), k.schedule);
   ASSERT_EQ(deadline_b.size(), 1u);  // A's member was removed by the sweep
   EXPECT_NE(deadline_b[0], deadline_a[0]);
   EXPECT_EQ(deadline_b[0].substr(32), ":" + next);
@@ -711,8 +696,8 @@ TEST_F(RedisInterop, RDST8_CrashRecoveryLegacySweepsByteIdenticalToTheTail) {
   ASSERT_OK(worker_b.ack(*b));
   ASSERT_OK(worker_b.ack(*again));
   ASSERT_OK(worker_b.flush());
-  EXPECT_FALSE(raw_->exists(k.in_flight));
-  EXPECT_FALSE(raw_->exists(k.schedule));
+  EXPECT_FALSE(raw().exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.schedule));
 }
 
 // ------------------------------------------------------------------------------------ RDS-T9
@@ -730,14 +715,14 @@ TEST_F(RedisInterop, RDST9_LateSettlementAfterSweepTouchesNothing) {
 
   auto a = pop_now(worker_a);
   ASSERT_TRUE(a);
-  const Strings member_a = members_of(*raw_, k.schedule);
+  const Strings member_a = members_of(raw(), k.schedule);
   ASSERT_EQ(member_a.size(), 1u);
-  make_due(*raw_, k.schedule, member_a[0]);
+  make_due(raw(), k.schedule, member_a[0]);
 
   auto b1 = pop_now(worker_b);  // sweeps A's copy back, then reserves both copies
   ASSERT_TRUE(b1);
-  EXPECT_EQ(raw_->lrange(k.in_flight), (Strings{body, body}));
-  const Strings members_b = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.in_flight), (Strings{body, body}));
+  const Strings members_b = members_of(raw(), k.schedule);
   ASSERT_EQ(members_b.size(), 2u);
   EXPECT_EQ(std::count(members_b.begin(), members_b.end(), member_a[0]), 0);
 
@@ -750,21 +735,21 @@ TEST_F(RedisInterop, RDST9_LateSettlementAfterSweepTouchesNothing) {
   EXPECT_EQ(log_.warnings_with({"reservation expired", "\"orders\"", "dead-letter"}), 1u)
       << log_.dump();
   // B's copies and members survive; nothing was re-queued or dead-lettered.
-  EXPECT_EQ(raw_->lrange(k.in_flight), (Strings{body, body}));
-  EXPECT_EQ(members_of(*raw_, k.schedule), members_b);
-  EXPECT_FALSE(raw_->exists(k.ready));
-  EXPECT_FALSE(raw_->exists("orders.dlq"));
+  EXPECT_EQ(raw().lrange(k.in_flight), (Strings{body, body}));
+  EXPECT_EQ(members_of(raw(), k.schedule), members_b);
+  EXPECT_FALSE(raw().exists(k.ready));
+  EXPECT_FALSE(raw().exists("orders.dlq"));
 
   ASSERT_OK(worker_b.ack(*b1));
   ASSERT_OK(worker_b.flush());
-  EXPECT_EQ(raw_->lrange(k.in_flight), Strings{body});  // exactly one element removed
-  EXPECT_EQ(raw_->zcard(k.schedule), 1);
+  EXPECT_EQ(raw().lrange(k.in_flight), Strings{body});  // exactly one element removed
+  EXPECT_EQ(raw().zcard(k.schedule), 1);
   auto b2 = pop_now(worker_b);  // the prefetched second copy
   ASSERT_TRUE(b2);
   ASSERT_OK(worker_b.ack(*b2));
   ASSERT_OK(worker_b.flush());
-  EXPECT_FALSE(raw_->exists(k.in_flight));
-  EXPECT_FALSE(raw_->exists(k.schedule));
+  EXPECT_FALSE(raw().exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.schedule));
 }
 
 // ----------------------------------------------------------------------------------- RDS-T10
@@ -780,8 +765,8 @@ TEST_F(RedisInterop, RDST10_IdenticalDuplicatesHaveOneMemberEach) {
   auto m1 = pop_now(t);
   auto m2 = pop_now(t);
   ASSERT_TRUE(m1 && m2);
-  EXPECT_EQ(raw_->lrange(k.in_flight), (Strings{body, body}));
-  const Strings both = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.in_flight), (Strings{body, body}));
+  const Strings both = members_of(raw(), k.schedule);
   ASSERT_EQ(both.size(), 2u);
   EXPECT_NE(both[0], both[1]);  // own token each
   for (const std::string& m : both) {
@@ -789,24 +774,24 @@ TEST_F(RedisInterop, RDST10_IdenticalDuplicatesHaveOneMemberEach) {
   }
 
   ASSERT_OK(t.ack(*m1));
-  EXPECT_EQ(raw_->lrange(k.in_flight), Strings{body});
-  const Strings left = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.in_flight), Strings{body});
+  const Strings left = members_of(raw(), k.schedule);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(std::count(both.begin(), both.end(), left[0]), 1);
 
-  make_due(*raw_, k.schedule, left[0]);
+  make_due(raw(), k.schedule, left[0]);
   rd::RedisTransport other(options(rd::Layout::Legacy));
   auto swept = pop_now(other);  // exactly one value was moved back and is reserved again
   ASSERT_TRUE(swept);
   EXPECT_EQ(swept->body, body);
-  EXPECT_EQ(raw_->lrange(k.in_flight), Strings{body});
-  const Strings renewed = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.in_flight), Strings{body});
+  const Strings renewed = members_of(raw(), k.schedule);
   ASSERT_EQ(renewed.size(), 1u);
   EXPECT_NE(renewed[0], left[0]);
   expect_empty_pop(other);  // nothing else was moved
   ASSERT_OK(other.ack(*swept));
   ASSERT_OK(other.flush());
-  EXPECT_FALSE(raw_->exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.in_flight));
 }
 
 // ----------------------------------------------------------------------------------- RDS-T11
@@ -821,33 +806,33 @@ TEST_F(RedisInterop, RDST11_NullRetryAfterLegacyScoresInfinityAndStillSweepsOthe
   ASSERT_OK(finite.publish(kQueue, theirs));
   auto f = pop_now(finite);
   ASSERT_TRUE(f);
-  const auto finite_member = raw_->zrange_withscores(k.schedule);
+  const auto finite_member = raw().zrange_withscores(k.schedule);
   ASSERT_EQ(finite_member.size(), 1u);
   EXPECT_NE(finite_member[0].second, "inf");
-  make_due(*raw_, k.schedule, finite_member[0].first);
+  make_due(raw(), k.schedule, finite_member[0].first);
 
   auto n = pop_now(never);  // RDS-19: this consumer still recovers the other's expired entry
   ASSERT_TRUE(n);
   EXPECT_EQ(n->body, theirs);
-  const auto members = raw_->zrange_withscores(k.schedule);
+  const auto members = raw().zrange_withscores(k.schedule);
   ASSERT_EQ(members.size(), 1u);
   EXPECT_NE(members[0].first, finite_member[0].first);
   EXPECT_EQ(members[0].second, "inf");  // +inf: never recovered
   ASSERT_OK(never.ack(*n));
   ASSERT_OK(never.flush());
-  EXPECT_FALSE(raw_->exists(k.schedule));
+  EXPECT_FALSE(raw().exists(k.schedule));
 }
 
 TEST_F(RedisInterop, RDST11_NullRetryAfterLaravelScoresInfinityAndNeverMigratesReserved) {
   rd::Options on = options(rd::Layout::Laravel);
   on.retry_after = std::nullopt;
   rd::RedisTransport never(on);
-  LaravelPeer peer(*raw_, "queues:");
+  LaravelPeer peer(raw(), "queues:");
   const rd::Keys k = never.keys(kQueue);
   ASSERT_OK(never.publish(kQueue, envelope(1)));
   auto mine = pop_now(never);
   ASSERT_TRUE(mine);
-  auto reserved = raw_->zrange_withscores(k.in_flight);
+  auto reserved = raw().zrange_withscores(k.in_flight);
   ASSERT_EQ(reserved.size(), 1u);
   EXPECT_EQ(reserved[0].second, "inf");
 
@@ -855,20 +840,20 @@ TEST_F(RedisInterop, RDST11_NullRetryAfterLaravelScoresInfinityAndNeverMigratesR
   peer.push(kQueue, envelope(2));
   const auto job = peer.pop(kQueue);
   ASSERT_TRUE(job.has_value());
-  make_due(*raw_, k.in_flight, job->reserved);
+  make_due(raw(), k.in_flight, job->reserved);
   expect_empty_pop(never);
-  EXPECT_EQ(raw_->zcard(k.in_flight), 2);
-  EXPECT_NE(score_of(*raw_, k.in_flight, job->reserved), "(nil)");
-  EXPECT_FALSE(raw_->exists(k.ready));
+  EXPECT_EQ(raw().zcard(k.in_flight), 2);
+  EXPECT_NE(score_of(raw(), k.in_flight, job->reserved), "(nil)");
+  EXPECT_FALSE(raw().exists(k.ready));
 
   // :delayed is still migrated (RDS-51: only :reserved depends on retry_after).
   const std::string due = envelope(3);
-  ASSERT_EQ(raw_->command({"ZADD", k.schedule, std::to_string(now_seconds() - 1), due}).integer, 1);
+  ASSERT_EQ(raw().command({"ZADD", k.schedule, std::to_string(now_seconds() - 1), due}).integer, 1);
   auto delayed = pop_now(never);
   ASSERT_TRUE(delayed);
   EXPECT_EQ(delayed->body, due);
-  EXPECT_EQ(raw_->zcard(k.schedule), 0);
-  EXPECT_EQ(raw_->zcard(k.in_flight), 3);  // the expired Laravel reservation is still there
+  EXPECT_EQ(raw().zcard(k.schedule), 0);
+  EXPECT_EQ(raw().zcard(k.in_flight), 3);  // the expired Laravel reservation is still there
 }
 
 TEST_F(RedisInterop, RDST11_NegativeRetryAfterIsAConfigError) {
@@ -899,7 +884,7 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyIsFlaggedAndCannotBeReleased) {
   const rd::Keys k = t.keys(kQueue);
   for (const std::string& body : legacy_poison_bodies()) {
     SCOPED_TRACE(body);
-    ASSERT_EQ(raw_->command({"RPUSH", kQueue, body}).integer, 1);
+    ASSERT_EQ(raw().command({"RPUSH", kQueue, body}).integer, 1);
     auto m = pop_now(t);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->body, body);  // binary-safe: no transcoding (RDS-1)
@@ -909,11 +894,11 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyIsFlaggedAndCannotBeReleased) {
     EXPECT_TRUE(st.is(bq::ErrorCode::ReleaseUnsupported))
         << (st.ok() ? std::string("released") : std::string(st.error().what()));
     // Nothing touched: still reserved, nothing re-queued.
-    EXPECT_EQ(raw_->lrange(k.in_flight), Strings{body});
-    EXPECT_EQ(raw_->zcard(k.schedule), 1);
-    EXPECT_FALSE(raw_->exists(k.ready));
+    EXPECT_EQ(raw().lrange(k.in_flight), Strings{body});
+    EXPECT_EQ(raw().zcard(k.schedule), 1);
+    EXPECT_FALSE(raw().exists(k.ready));
     ASSERT_OK(t.dead_letter(*m, "orders.dlq", "{}"));
-    EXPECT_FALSE(raw_->exists(k.in_flight));
+    EXPECT_FALSE(raw().exists(k.in_flight));
   }
 }
 
@@ -928,7 +913,7 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfig
     SCOPED_TRACE(config.name);
     flush_all();
     for (const std::string& body : legacy_poison_bodies()) {
-      raw_->command({"RPUSH", kQueue, body});
+      raw().command({"RPUSH", kQueue, body});
     }
     auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Legacy));
     bq::AppOptions ao = app_options();
@@ -946,16 +931,16 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfig
     ASSERT_OK(t->flush());
     EXPECT_FALSE(handled);
 
-    const Strings records = raw_->lrange("orders.dlq");
+    const Strings records = raw().lrange("orders.dlq");
     ASSERT_EQ(records.size(), legacy_poison_bodies().size());
     for (std::size_t i = 0; i < records.size(); ++i) {
       SCOPED_TRACE(legacy_poison_bodies()[i]);
       expect_poison_record(records[i], legacy_poison_bodies()[i], kQueue);
     }
     const rd::Keys k = t->keys(kQueue);
-    EXPECT_FALSE(raw_->exists(k.in_flight));
-    EXPECT_FALSE(raw_->exists(k.schedule));
-    EXPECT_FALSE(raw_->exists(k.ready));  // never re-queued
+    EXPECT_FALSE(raw().exists(k.in_flight));
+    EXPECT_FALSE(raw().exists(k.schedule));
+    EXPECT_FALSE(raw().exists(k.ready));  // never re-queued
   }
 }
 
@@ -963,25 +948,25 @@ TEST_F(RedisInterop, RDST12_IdentitylessDecodableBodyIsRoutedAsUnknownUrnNotPois
   const std::string body = R"({"data":{"order_id":7},"attempts":0})";
   {
     rd::RedisTransport t(options(rd::Layout::Legacy));
-    raw_->command({"RPUSH", kQueue, body});
+    raw().command({"RPUSH", kQueue, body});
     auto m = pop_now(t);
     ASSERT_TRUE(m);
     EXPECT_FALSE(m->poison) << m->poison_reason;
     ASSERT_OK(t.ack(*m));
   }
   flush_all();
-  raw_->command({"RPUSH", kQueue, body});
+  raw().command({"RPUSH", kQueue, body});
   auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Legacy));
   bq::AppOptions ao = app_options();
   ao.unknown_urn = bq::UnknownUrnStrategy::DeadLetter;
   bq::App app(t, ao);
   EXPECT_EQ(app.drain(kQueue).count, 1u);
   ASSERT_OK(t->flush());
-  const Strings records = raw_->lrange("orders.dlq");
+  const Strings records = raw().lrange("orders.dlq");
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(dead_letter_reason(records[0]), "unknown_urn") << records[0];
-  EXPECT_FALSE(raw_->exists(t->keys(kQueue).in_flight));
-  EXPECT_FALSE(raw_->exists(t->keys(kQueue).schedule));
+  EXPECT_FALSE(raw().exists(t->keys(kQueue).in_flight));
+  EXPECT_FALSE(raw().exists(t->keys(kQueue).schedule));
 }
 
 // ----------------------------------------------------------------------------------- RDS-T13
@@ -993,7 +978,7 @@ const Strings& laravel_poison_heads() {
 }
 
 TEST_F(RedisInterop, RDST13_PoisonLaravelHeadsAreFlaggedAndKeptReserved) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const rd::Keys k = t.keys(kQueue);
   for (const std::string& head : laravel_poison_heads()) {
@@ -1005,17 +990,17 @@ TEST_F(RedisInterop, RDST13_PoisonLaravelHeadsAreFlaggedAndKeptReserved) {
     EXPECT_TRUE(m->poison);
     // The raw head sits in :reserved (under a per-reservation member, RDS-58a) so a crash
     // before the dead-letter loses nothing.
-    const Strings reserved = members_of(*raw_, k.in_flight);
+    const Strings reserved = members_of(raw(), k.in_flight);
     ASSERT_EQ(reserved.size(), 1u);
     ASSERT_GE(reserved[0].size(), head.size());
     EXPECT_EQ(reserved[0].substr(reserved[0].size() - head.size()), head);
     const bq::Status st = t.release(*m, 0ms);
     EXPECT_TRUE(st.is(bq::ErrorCode::ReleaseUnsupported))
         << (st.ok() ? std::string("released") : std::string(st.error().what()));
-    EXPECT_EQ(raw_->zcard(k.in_flight), 1);
-    EXPECT_FALSE(raw_->exists(k.schedule));
+    EXPECT_EQ(raw().zcard(k.in_flight), 1);
+    EXPECT_FALSE(raw().exists(k.schedule));
     ASSERT_OK(t.dead_letter(*m, "orders.dlq", "{}"));
-    EXPECT_EQ(raw_->zcard(k.in_flight), 0);
+    EXPECT_EQ(raw().zcard(k.in_flight), 0);
   }
 }
 
@@ -1025,7 +1010,7 @@ TEST_F(RedisInterop, RDST13_PoisonLaravelGoesToThePrefixedDlqAndIsNeverRedeliver
        {bq::UnknownUrnStrategy::Fail, bq::UnknownUrnStrategy::Delete}) {
     SCOPED_TRACE(std::string("unknown_urn=") + std::string(bq::to_string(strategy)));
     flush_all();
-    LaravelPeer peer(*raw_, kLaravelPrefix);
+    LaravelPeer peer(raw(), kLaravelPrefix);
     for (const std::string& head : laravel_poison_heads()) {
       peer.push(kQueue, head);
     }
@@ -1037,23 +1022,23 @@ TEST_F(RedisInterop, RDST13_PoisonLaravelGoesToThePrefixedDlqAndIsNeverRedeliver
     EXPECT_EQ(app.drain(kQueue).count, laravel_poison_heads().size());
     ASSERT_OK(t->flush());
 
-    const Strings records = raw_->lrange(dlq);
+    const Strings records = raw().lrange(dlq);
     ASSERT_EQ(records.size(), laravel_poison_heads().size());
     for (std::size_t i = 0; i < records.size(); ++i) {
       SCOPED_TRACE(laravel_poison_heads()[i]);
       expect_poison_record(records[i], laravel_poison_heads()[i], kQueue);
     }
-    EXPECT_EQ(raw_->llen(dlq + ":notify"), static_cast<long long>(records.size()));
+    EXPECT_EQ(raw().llen(dlq + ":notify"), static_cast<long long>(records.size()));
     const rd::Keys k = t->keys(kQueue);
-    EXPECT_EQ(raw_->zcard(k.in_flight), 0);
-    EXPECT_FALSE(raw_->exists(k.schedule));
-    EXPECT_FALSE(raw_->exists(k.ready));
+    EXPECT_EQ(raw().zcard(k.in_flight), 0);
+    EXPECT_FALSE(raw().exists(k.schedule));
+    EXPECT_FALSE(raw().exists(k.ready));
     expect_empty_pop(*t);  // never redelivered
   }
 }
 
 TEST_F(RedisInterop, RDST13_CrashBeforeDeadLetterBringsTheRawHeadBackStillFlagged) {
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport dying(options(rd::Layout::Laravel, kLaravelPrefix));
   rd::RedisTransport next(options(rd::Layout::Laravel, kLaravelPrefix));
   const rd::Keys k = dying.keys(kQueue);
@@ -1061,38 +1046,38 @@ TEST_F(RedisInterop, RDST13_CrashBeforeDeadLetterBringsTheRawHeadBackStillFlagge
   auto m = pop_now(dying);  // flagged, then the worker dies before DEADLETTER
   ASSERT_TRUE(m);
   ASSERT_TRUE(m->poison);
-  const Strings reserved = members_of(*raw_, k.in_flight);
+  const Strings reserved = members_of(raw(), k.in_flight);
   ASSERT_EQ(reserved.size(), 1u);
-  make_due(*raw_, k.in_flight, reserved[0]);
+  make_due(raw(), k.in_flight, reserved[0]);
 
   // Migration of a flagged member hands back the raw head, not the member (RDS-46, RDS-58a).
   auto again = pop_now(next);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->body, "not json");
   EXPECT_TRUE(again->poison);
-  const Strings renewed = members_of(*raw_, k.in_flight);
+  const Strings renewed = members_of(raw(), k.in_flight);
   ASSERT_EQ(renewed.size(), 1u);
   EXPECT_NE(renewed[0], reserved[0]);
   ASSERT_OK(next.dead_letter(*again, "orders.dlq", "{\"r\":1}"));
-  EXPECT_EQ(raw_->lrange(std::string(kLaravelPrefix) + "orders.dlq"), Strings{"{\"r\":1}"});
-  EXPECT_EQ(raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(raw().lrange(std::string(kLaravelPrefix) + "orders.dlq"), Strings{"{\"r\":1}"});
+  EXPECT_EQ(raw().zcard(k.in_flight), 0);
 }
 
 TEST_F(RedisInterop, RDST13_FlaggedMemberMigratedByALaravelWorkerStillGivesTheRawHead) {
   // A stock Laravel worker sharing the queue migrates an expired flagged member back to ready as
   // it is, marker included (RDS-58a); our pop strips the marker again.
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   rd::RedisTransport t(options(rd::Layout::Laravel, kLaravelPrefix));
   const rd::Keys k = t.keys(kQueue);
   peer.push(kQueue, "not json");
   auto m = pop_now(t);
   ASSERT_TRUE(m);
   ASSERT_TRUE(m->poison);
-  const Strings reserved = members_of(*raw_, k.in_flight);
+  const Strings reserved = members_of(raw(), k.in_flight);
   ASSERT_EQ(reserved.size(), 1u);
   ASSERT_NE(reserved[0], "not json");
-  raw_->command({"ZREM", k.in_flight, reserved[0]});  // what Laravel's migrate does
-  raw_->command({"RPUSH", k.ready, reserved[0]});
+  raw().command({"ZREM", k.in_flight, reserved[0]});  // what Laravel's migrate does
+  raw().command({"RPUSH", k.ready, reserved[0]});
   auto again = pop_now(t);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->body, "not json");
@@ -1101,7 +1086,7 @@ TEST_F(RedisInterop, RDST13_FlaggedMemberMigratedByALaravelWorkerStillGivesTheRa
 
 TEST_F(RedisInterop, RDST13_ThreeIdenticalPoisonHeadsReservedAtOnceGiveThreeDlqRecords) {
   // RDS-58a: identical heads must not collapse into one :reserved member.
-  LaravelPeer peer(*raw_, kLaravelPrefix);
+  LaravelPeer peer(raw(), kLaravelPrefix);
   for (int i = 0; i < 3; ++i) {
     peer.push(kQueue, "not json");
   }
@@ -1116,8 +1101,8 @@ TEST_F(RedisInterop, RDST13_ThreeIdenticalPoisonHeadsReservedAtOnceGiveThreeDlqR
     EXPECT_TRUE(m->poison);
     held.push_back(std::move(*m));
   }
-  EXPECT_EQ(raw_->zcard(k.in_flight), 3);  // all three reserved before any dead-letter
-  EXPECT_FALSE(raw_->exists(k.ready));
+  EXPECT_EQ(raw().zcard(k.in_flight), 3);  // all three reserved before any dead-letter
+  EXPECT_FALSE(raw().exists(k.ready));
 
   bq::AppOptions ao = app_options();
   ao.dead_letter = false;
@@ -1125,12 +1110,12 @@ TEST_F(RedisInterop, RDST13_ThreeIdenticalPoisonHeadsReservedAtOnceGiveThreeDlqR
   for (auto& m : held) {
     app.dispatch(std::move(m));
   }
-  const Strings records = raw_->lrange(std::string(kLaravelPrefix) + "orders.dlq");
+  const Strings records = raw().lrange(std::string(kLaravelPrefix) + "orders.dlq");
   ASSERT_EQ(records.size(), 3u);
   for (const std::string& record : records) {
     expect_poison_record(record, "not json", kQueue);
   }
-  EXPECT_EQ(raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(raw().zcard(k.in_flight), 0);
 }
 
 // ----------------------------------------------------------------------------------- RDS-T14
@@ -1152,18 +1137,18 @@ TEST_F(RedisInterop, RDST14_BigIntegersAndUnknownKeysSurviveRelease) {
     ASSERT_FALSE(m->poison) << m->poison_reason;
     if (layout == rd::Layout::Laravel) {
       // The reserved copy went through cjson's %.14g: releasing it would lose the digits.
-      const Strings reserved = members_of(*raw_, k.in_flight);
+      const Strings reserved = members_of(raw(), k.in_flight);
       ASSERT_EQ(reserved.size(), 1u);
       EXPECT_EQ(reserved[0].find("123456789012345678901"), std::string::npos) << reserved[0];
     }
     ASSERT_OK(t.release(*m, 0ms));
     if (layout == rd::Layout::Legacy) {
-      EXPECT_EQ(raw_->lrange(k.ready), Strings{released});  // at once, to the tail (RDS-25)
-      EXPECT_FALSE(raw_->exists(k.in_flight));
-      EXPECT_FALSE(raw_->exists(k.schedule));
+      EXPECT_EQ(raw().lrange(k.ready), Strings{released});  // at once, to the tail (RDS-25)
+      EXPECT_FALSE(raw().exists(k.in_flight));
+      EXPECT_FALSE(raw().exists(k.schedule));
     } else {
-      EXPECT_EQ(members_of(*raw_, k.schedule), Strings{released});
-      EXPECT_EQ(raw_->zcard(k.in_flight), 0);
+      EXPECT_EQ(members_of(raw(), k.schedule), Strings{released});
+      EXPECT_EQ(raw().zcard(k.in_flight), 0);
     }
     auto again = pop_now(t);  // delay 0: due at the next migrate
     ASSERT_TRUE(again);
@@ -1203,30 +1188,30 @@ TEST_F(RedisInterop, RDST15_FrameRoundTripCarriesTraceparent) {
   const bq::Headers sent = {{"baggage", "k=v"}, {"traceparent", headers.at("traceparent")}};
   const std::string frame = frame_of(body, sent);  // keys in byte order (RDS-14)
   ASSERT_OK(t.publish_with_headers(kQueue, body, headers));
-  EXPECT_EQ(raw_->lrange(k.ready), Strings{frame});
+  EXPECT_EQ(raw().lrange(k.ready), Strings{frame});
 
   auto m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, body);  // the exact envelope, unframed (RDS-16)
   EXPECT_EQ(m->headers, sent);
   EXPECT_FALSE(m->poison) << m->poison_reason;
-  EXPECT_EQ(raw_->lrange(k.in_flight), Strings{frame});  // the handle keeps the stored frame
-  const Strings member = members_of(*raw_, k.schedule);
+  EXPECT_EQ(raw().lrange(k.in_flight), Strings{frame});  // the handle keeps the stored frame
+  const Strings member = members_of(raw(), k.schedule);
   ASSERT_EQ(member.size(), 1u);
   EXPECT_EQ(member[0].substr(32), ":" + frame);
 
   // A release keeps the frame around the new body (RDS-25).
   ASSERT_OK(t.release(*m, 0ms));
   const std::string next_body = replace_once(body, "\"attempts\":0", "\"attempts\":1");
-  EXPECT_EQ(raw_->lrange(k.ready), Strings{frame_of(next_body, sent)});
+  EXPECT_EQ(raw().lrange(k.ready), Strings{frame_of(next_body, sent)});
   auto again = pop_now(t);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->body, next_body);
   EXPECT_EQ(again->headers, sent);
 
   ASSERT_OK(t.ack(*again));  // matches the stored frame
-  EXPECT_FALSE(raw_->exists(k.in_flight));
-  EXPECT_FALSE(raw_->exists(k.schedule));
+  EXPECT_FALSE(raw().exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.schedule));
 }
 
 TEST_F(RedisInterop, RDST15_BlankHeadersPublishTheBareBody) {
@@ -1235,7 +1220,7 @@ TEST_F(RedisInterop, RDST15_BlankHeadersPublishTheBareBody) {
   const std::string body = envelope();
   ASSERT_OK(t.publish_with_headers(kQueue, body, {}));
   ASSERT_OK(t.publish_with_headers(kQueue, body, {{"", "x"}, {"traceparent", ""}}));
-  EXPECT_EQ(raw_->lrange(k.ready), (Strings{body, body}));  // byte-identical to publish
+  EXPECT_EQ(raw().lrange(k.ready), (Strings{body, body}));  // byte-identical to publish
   for (int i = 0; i < 2; ++i) {
     auto m = pop_now(t);
     ASSERT_TRUE(m);
@@ -1264,7 +1249,7 @@ TEST_F(RedisInterop, RDST15_DetectionNegativesAreDeliveredBare) {
       R"({"__bq_frame":1,"headers":{},"body":"x")",         // not JSON
   };
   for (const std::string& v : negatives) {
-    raw_->command({"RPUSH", kQueue, v});
+    raw().command({"RPUSH", kQueue, v});
   }
   for (const std::string& v : negatives) {
     SCOPED_TRACE(v);
@@ -1274,17 +1259,17 @@ TEST_F(RedisInterop, RDST15_DetectionNegativesAreDeliveredBare) {
     EXPECT_TRUE(m->headers.empty());
     ASSERT_OK(t.ack(*m));  // the handle is the stored value itself
   }
-  EXPECT_FALSE(raw_->exists(k.in_flight));
-  EXPECT_FALSE(raw_->exists(k.schedule));
+  EXPECT_FALSE(raw().exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.schedule));
 
   // The positive control: the same shape with a valid sentinel is a frame.
-  raw_->command({"RPUSH", kQueue, R"({"body":"x","__bq_frame":7,"headers":{"h":"v"}})"});
+  raw().command({"RPUSH", kQueue, R"({"body":"x","__bq_frame":7,"headers":{"h":"v"}})"});
   auto framed = pop_now(t);
   ASSERT_TRUE(framed);
   EXPECT_EQ(framed->body, "x");
   EXPECT_EQ(framed->headers, (bq::Headers{{"h", "v"}}));
   ASSERT_OK(t.ack(*framed));
-  EXPECT_FALSE(raw_->exists(k.in_flight));
+  EXPECT_FALSE(raw().exists(k.in_flight));
 }
 
 TEST_F(RedisInterop, RDST15_LaravelLayoutDropsHeaders) {
@@ -1293,8 +1278,8 @@ TEST_F(RedisInterop, RDST15_LaravelLayoutDropsHeaders) {
   const std::string body = envelope();
   ASSERT_OK(t.publish_with_headers(
       kQueue, body, {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
-  EXPECT_EQ(raw_->lrange(k.ready), Strings{body});  // no frame: Laravel's pop would decode it
-  EXPECT_EQ(raw_->llen(k.notify), 1);
+  EXPECT_EQ(raw().lrange(k.ready), Strings{body});  // no frame: Laravel's pop would decode it
+  EXPECT_EQ(raw().llen(k.notify), 1);
   auto m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, body);
@@ -1315,8 +1300,8 @@ TEST_F(RedisInterop, RDST16_MigrationMovesABatchPerPopDelayedFirstOneTokenEach) 
   for (int i = 0; i < 5; ++i) {
     delayed.push_back(envelope(100 + i));
     reserved.push_back(envelope(200 + i));
-    raw_->command({"ZADD", k.schedule, std::to_string(past + i), delayed.back()});
-    raw_->command({"ZADD", k.in_flight, std::to_string(past + i), reserved.back()});
+    raw().command({"ZADD", k.schedule, std::to_string(past + i), delayed.back()});
+    raw().command({"ZADD", k.in_flight, std::to_string(past + i), reserved.back()});
   }
 
   // Pop 1: d0 d1 from :delayed, then r0 r1 from :reserved, one token each; POP takes d0 and
@@ -1324,28 +1309,28 @@ TEST_F(RedisInterop, RDST16_MigrationMovesABatchPerPopDelayedFirstOneTokenEach) 
   auto m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, delayed[0]);
-  EXPECT_EQ(raw_->lrange(k.ready), (Strings{delayed[1], reserved[0], reserved[1]}));
-  EXPECT_EQ(raw_->llen(k.notify), 3);
-  EXPECT_EQ(raw_->zcard(k.schedule), 3);
-  EXPECT_EQ(raw_->zcard(k.in_flight), 3 + 1);  // three due left + d0's reservation
+  EXPECT_EQ(raw().lrange(k.ready), (Strings{delayed[1], reserved[0], reserved[1]}));
+  EXPECT_EQ(raw().llen(k.notify), 3);
+  EXPECT_EQ(raw().zcard(k.schedule), 3);
+  EXPECT_EQ(raw().zcard(k.in_flight), 3 + 1);  // three due left + d0's reservation
 
   // Pop 2: two more of each, behind what was already ready.
   m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, delayed[1]);
-  EXPECT_EQ(raw_->lrange(k.ready),
+  EXPECT_EQ(raw().lrange(k.ready),
             (Strings{reserved[0], reserved[1], delayed[2], delayed[3], reserved[2], reserved[3]}));
-  EXPECT_EQ(raw_->llen(k.notify), 6);
-  EXPECT_EQ(raw_->zcard(k.schedule), 1);
+  EXPECT_EQ(raw().llen(k.notify), 6);
+  EXPECT_EQ(raw().zcard(k.schedule), 1);
 
   // Pop 3: the last one of each.
   m = pop_now(t);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, reserved[0]);
-  EXPECT_EQ(raw_->lrange(k.ready).size(), 7u);
-  EXPECT_EQ(raw_->llen(k.notify), 7);
-  EXPECT_EQ(raw_->zcard(k.schedule), 0);
-  const Strings ready = raw_->lrange(k.ready);
+  EXPECT_EQ(raw().lrange(k.ready).size(), 7u);
+  EXPECT_EQ(raw().llen(k.notify), 7);
+  EXPECT_EQ(raw().zcard(k.schedule), 0);
+  const Strings ready = raw().lrange(k.ready);
   EXPECT_EQ(ready[5], delayed[4]);
   EXPECT_EQ(ready[6], reserved[4]);
 }
@@ -1359,8 +1344,8 @@ TEST_F(RedisInterop, RDST16_LegacySweepMovesABatchPerPop) {
     ASSERT_OK(crashed.publish(kQueue, bodies.back()));
     ASSERT_TRUE(pop_now(crashed));
   }
-  for (const std::string& m : members_of(*raw_, k.schedule)) {
-    make_due(*raw_, k.schedule, m);
+  for (const std::string& m : members_of(raw(), k.schedule)) {
+    make_due(raw(), k.schedule, m);
   }
 
   rd::Options o = options(rd::Layout::Legacy);
@@ -1368,13 +1353,13 @@ TEST_F(RedisInterop, RDST16_LegacySweepMovesABatchPerPop) {
   rd::RedisTransport t(o);
   auto m = pop_now(t);  // two swept to the tail, the first of them reserved again
   ASSERT_TRUE(m);
-  EXPECT_EQ(raw_->llen(k.ready), 1);
-  EXPECT_EQ(raw_->zcard(k.schedule), 3 + 1);
-  EXPECT_EQ(raw_->llen(k.in_flight), 4);
+  EXPECT_EQ(raw().llen(k.ready), 1);
+  EXPECT_EQ(raw().zcard(k.schedule), 3 + 1);
+  EXPECT_EQ(raw().llen(k.in_flight), 4);
   m = pop_now(t);
   ASSERT_TRUE(m);
-  EXPECT_EQ(raw_->llen(k.ready), 2);
-  EXPECT_EQ(raw_->zcard(k.schedule), 1 + 2);
+  EXPECT_EQ(raw().llen(k.ready), 2);
+  EXPECT_EQ(raw().zcard(k.schedule), 1 + 2);
 }
 
 // ----------------------------------------------------------------------------------- RDS-T17
@@ -1392,7 +1377,7 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
     ASSERT_TRUE(m);
     ASSERT_OK(t.dead_letter(*m, "orders.dlq", "{}"));
     ASSERT_TRUE(pop_now(t));
-    EXPECT_EQ(all_keys(*raw_), (Strings{"orders", "orders.dlq", "orders:processing",
+    EXPECT_EQ(all_keys(raw()), (Strings{"orders", "orders.dlq", "orders:processing",
                                         "orders:processing:deadlines"}));
   }
   flush_all();
@@ -1404,7 +1389,7 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
     EXPECT_EQ(t.keys(kQueue).schedule, "orders:inflight:deadlines");
     ASSERT_OK(t.publish(kQueue, envelope()));
     ASSERT_TRUE(pop_now(t));
-    EXPECT_EQ(all_keys(*raw_), (Strings{"orders:inflight", "orders:inflight:deadlines"}));
+    EXPECT_EQ(all_keys(raw()), (Strings{"orders:inflight", "orders:inflight:deadlines"}));
   }
   // Go WithLaravelLayout("queues:"), Node layout "zset", Python laravel_compat and Laravel with
   // an empty client prefix all address these four keys; with a client prefix it is in front.
@@ -1412,7 +1397,7 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
     SCOPED_TRACE(prefix);
     flush_all();
     rd::RedisTransport t(options(rd::Layout::Laravel, prefix));
-    LaravelPeer peer(*raw_, prefix);
+    LaravelPeer peer(raw(), prefix);
     const rd::Keys k = t.keys(kQueue);
     EXPECT_EQ(k.ready, prefix + "orders");
     EXPECT_EQ(k.in_flight, prefix + "orders:reserved");
@@ -1428,7 +1413,7 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
     ASSERT_TRUE(m);
     ASSERT_OK(t.dead_letter(*m, "orders.dlq", "{}"));
     ASSERT_TRUE(pop_now(t));
-    EXPECT_EQ(all_keys(*raw_), (Strings{prefix + "orders", prefix + "orders.dlq",
+    EXPECT_EQ(all_keys(raw()), (Strings{prefix + "orders", prefix + "orders.dlq",
                                         prefix + "orders.dlq:notify", prefix + "orders:delayed",
                                         prefix + "orders:notify", prefix + "orders:reserved"}));
   }
@@ -1441,12 +1426,12 @@ TEST_F(RedisInterop, RDST18_LegacyPollTimingBacksOffAndResetsAfterAReserve) {
   // Rounds a Pop makes: a sleep never ends early, so a slow machine can only make fewer rounds
   // than the backoff allows, never more; the upper bounds below hold at any speed.
   auto timed_empty_pop = [&](std::chrono::milliseconds timeout, long long& rounds) {
-    const long long calls = evalsha_calls(*raw_);
+    const long long calls = evalsha_calls(raw());
     const auto start = Clock::now();
     auto got = t.pop(kQueue, timeout);
     const auto elapsed = Clock::now() - start;
     EXPECT_TRUE(got.has_value() && !got->has_value());
-    rounds = (evalsha_calls(*raw_) - calls) / 2;
+    rounds = (evalsha_calls(raw()) - calls) / 2;
     return elapsed;
   };
 
@@ -1597,32 +1582,32 @@ TEST_F(RedisInterop, RDS17_PrefetchReservesInOneRoundTripAndCloseGivesTheRestBac
       bodies.push_back(envelope(i));
     }
     ASSERT_OK(t.publish_batch(kQueue, bodies));
-    const long long calls = evalsha_calls(*raw_);
+    const long long calls = evalsha_calls(raw());
     auto first = pop_now(t);
     ASSERT_TRUE(first);
     EXPECT_EQ(first->body, bodies[0]);
     // One round trip: legacy SWEEP + RESERVE, Laravel two MIGRATEs + POP; four reservations,
     // each with its own member.
-    EXPECT_EQ(evalsha_calls(*raw_) - calls, layout == rd::Layout::Legacy ? 2 : 3);
+    EXPECT_EQ(evalsha_calls(raw()) - calls, layout == rd::Layout::Legacy ? 2 : 3);
     if (layout == rd::Layout::Legacy) {
-      EXPECT_EQ(raw_->zcard(k.schedule), 4);
-      EXPECT_EQ(raw_->lrange(k.in_flight), (Strings{bodies[0], bodies[1], bodies[2], bodies[3]}));
+      EXPECT_EQ(raw().zcard(k.schedule), 4);
+      EXPECT_EQ(raw().lrange(k.in_flight), (Strings{bodies[0], bodies[1], bodies[2], bodies[3]}));
     } else {
-      EXPECT_EQ(raw_->zcard(k.in_flight), 4);
-      EXPECT_EQ(raw_->llen(k.notify), 1);  // one token per reserved job
+      EXPECT_EQ(raw().zcard(k.in_flight), 4);
+      EXPECT_EQ(raw().llen(k.notify), 1);  // one token per reserved job
     }
-    EXPECT_EQ(raw_->lrange(k.ready), Strings{bodies[4]});
+    EXPECT_EQ(raw().lrange(k.ready), Strings{bodies[4]});
 
     t.close();  // the three never handed out go back to the head, in order
-    EXPECT_EQ(raw_->lrange(k.ready), (Strings{bodies[1], bodies[2], bodies[3], bodies[4]}));
+    EXPECT_EQ(raw().lrange(k.ready), (Strings{bodies[1], bodies[2], bodies[3], bodies[4]}));
     if (layout == rd::Layout::Legacy) {
-      EXPECT_EQ(raw_->lrange(k.in_flight), Strings{bodies[0]});
-      const Strings left = members_of(*raw_, k.schedule);
+      EXPECT_EQ(raw().lrange(k.in_flight), Strings{bodies[0]});
+      const Strings left = members_of(raw(), k.schedule);
       ASSERT_EQ(left.size(), 1u);
       EXPECT_EQ(left[0].substr(32), ":" + bodies[0]);
     } else {
-      EXPECT_EQ(raw_->zcard(k.in_flight), 1);
-      EXPECT_EQ(raw_->llen(k.notify), 4);  // their tokens are back too
+      EXPECT_EQ(raw().zcard(k.in_flight), 1);
+      EXPECT_EQ(raw().llen(k.notify), 4);  // their tokens are back too
     }
   }
 }
@@ -1635,7 +1620,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     ASSERT_TRUE(t.options().pipelined_acks);
     const rd::Keys k = t.keys(kQueue);
     auto in_flight = [&] {
-      return layout == rd::Layout::Legacy ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight);
+      return layout == rd::Layout::Legacy ? raw().llen(k.in_flight) : raw().zcard(k.in_flight);
     };
     const Strings bodies = {envelope(1), envelope(2), envelope(3)};
     ASSERT_OK(t.publish_batch(kQueue, bodies));
@@ -1648,7 +1633,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     ASSERT_TRUE(m2);
     EXPECT_EQ(in_flight(), 1);
     if (layout == rd::Layout::Legacy) {
-      EXPECT_EQ(raw_->lrange(k.in_flight), Strings{bodies[1]});
+      EXPECT_EQ(raw().lrange(k.in_flight), Strings{bodies[1]});
     }
 
     ASSERT_OK(t.ack(*m2));
@@ -1663,7 +1648,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     t.close();
     EXPECT_EQ(in_flight(), 0);
     if (layout == rd::Layout::Legacy) {
-      EXPECT_FALSE(raw_->exists(k.schedule));
+      EXPECT_FALSE(raw().exists(k.schedule));
     }
     EXPECT_EQ(log_.warnings_with({"reservation expired"}), 0u) << log_.dump();
   }
