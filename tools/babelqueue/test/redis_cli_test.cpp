@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// The Redis commands of the `babelqueue` binary, run as a child process against a private
-// redis-server per test; keys are inspected with a raw client, independent of the transport.
+// The Redis commands of the `babelqueue` binary, run as a child process against the redis-server
+// the tests share, emptied before each test; keys are inspected with a raw client, independent of
+// the transport.
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -42,8 +44,6 @@
 namespace {
 
 using babelqueue::Json;
-using babelqueue::redis::test::RawClient;
-using babelqueue::redis::test::RedisServer;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -185,16 +185,10 @@ int unused_port() {
   return ntohs(addr.sin_port);
 }
 
-class RedisCliTest : public ::testing::Test {
+// Every command runs against an empty server; none needs a server of its own.
+class RedisCliTest : public babelqueue::redis::test::SharedRedisServerTest {
  protected:
-  void SetUp() override {
-    BABELQUEUE_REQUIRE_REDIS_SERVER();
-    server_.emplace();
-    raw_.emplace(server_->port());
-  }
-
-  [[nodiscard]] std::string url() const { return server_->url(); }
-  RawClient& raw() { return *raw_; }
+  [[nodiscard]] std::string url() const { return server().url(); }
 
   // `publish` of `urn` with `data` plus `extra` options; returns the printed meta.id.
   std::string publish(const std::string& queue, const std::vector<std::string>& extra = {},
@@ -242,9 +236,6 @@ class RedisCliTest : public ::testing::Test {
         << r;
     return id;
   }
-
-  std::optional<RedisServer> server_;
-  std::optional<RawClient> raw_;
 };
 
 TEST_F(RedisCliTest, PublishPrintsTheIdAndQueueStatsCountsItReady) {

@@ -38,6 +38,7 @@
 
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 namespace bq = babelqueue;
 namespace rd = babelqueue::redis;
@@ -180,6 +181,13 @@ rd::Options transport_options(const RedisServer& server, rd::Layout layout, LogS
   return o;
 }
 
+// An App that publishes to `server` in `layout`, logging into `log`.
+bq::App publishing_app(const RedisServer& server, rd::Layout layout, LogSink& log) {
+  bq::AppOptions o;
+  o.logger = log.logger();
+  return bq::App(std::make_shared<rd::RedisTransport>(transport_options(server, layout, log)), o);
+}
+
 // A consumer App on its own thread. It counts what D-3 says the hooks must see: every pop error
 // consume rides out goes to on_consume_error, which is only ever given transient errors.
 class Worker {
@@ -243,6 +251,29 @@ class Worker {
   mutable std::mutex mu_;
   std::optional<bq::Status> result_;
   std::thread thread_;
+};
+
+// A legacy-layout worker whose handler succeeds and counts every run in `tally`: for the cases
+// about the server (down at start, still loading), in which the handler plays no part.
+class TallyingWorker : public Worker {
+ public:
+  TallyingWorker(const RedisServer& server, LogSink& log, Tally& tally)
+      : Worker(std::make_shared<rd::RedisTransport>(
+                   transport_options(server, rd::Layout::Legacy, log)),
+               polling_every_200ms(), log) {
+    const bq::Handler count = [&tally](bq::Context&, const bq::Envelope& env) -> bq::Status {
+      tally.ran(std::string(env.meta().id), true);
+      return {};
+    };
+    app().handle(kUrn, count);
+  }
+
+ private:
+  static bq::AppOptions polling_every_200ms() {
+    bq::AppOptions o;
+    o.poll_timeout = 200ms;
+    return o;
+  }
 };
 
 // Counts of a publisher that retries.
@@ -333,23 +364,6 @@ long long error_stat(RawClient& raw, const std::string& error) {
   return at == std::string::npos ? 0 : std::stoll(info.substr(at + needle.size()));
 }
 
-// Asserts that `publish` throws a transient TransportError (README D-3: "publish errors are
-// returned to the caller, never swallowed").
-void expect_transient_transport_error(const std::function<void()>& publish) {
-  try {
-    publish();
-    ADD_FAILURE() << "publish returned although the server is down";
-  } catch (const bq::TransportError& e) {
-    EXPECT_TRUE(e.is_transient()) << e.what();
-  } catch (const bq::Error& e) {
-    ADD_FAILURE() << "expected a babelqueue::TransportError, got a babelqueue::Error of code "
-                  << static_cast<int>(e.code()) << ", transient " << e.is_transient() << ": "
-                  << e.what();
-    EXPECT_TRUE(e.is_transient()) << e.what();
-    EXPECT_TRUE(e.code() == bq::ErrorCode::Transport || e.code() == bq::ErrorCode::Timeout);
-  }
-}
-
 class RedisFault : public ::testing::TestWithParam<rd::Layout> {
  protected:
   void SetUp() override { BABELQUEUE_REQUIRE_REDIS_SERVER(); }
@@ -401,10 +415,7 @@ TEST_P(RedisFault, D3_ServerKilledAndRestartedMidRunLosesNoMessage) {
   };
   worker.app().handle(kUrn, handler);
 
-  bq::AppOptions publisher_options;
-  publisher_options.logger = log.logger();
-  bq::App publisher(std::make_shared<rd::RedisTransport>(transport_options(server, layout(), log)),
-                    publisher_options);
+  bq::App publisher = publishing_app(server, layout(), log);
 
   std::mutex published_mu;
   std::vector<std::string> published;  // ids of the publishes that returned
@@ -519,10 +530,7 @@ TEST_P(RedisFault, D3_ClientKillOfTheWorkersConnectionsLosesNothing) {
   };
   worker.app().handle(kUrn, handler);
 
-  bq::AppOptions publisher_options;
-  publisher_options.logger = log.logger();
-  bq::App publisher(std::make_shared<rd::RedisTransport>(transport_options(server, layout(), log)),
-                    publisher_options);
+  bq::App publisher = publishing_app(server, layout(), log);
   PublishStats publish_stats;
   std::vector<std::string> published;
   for (int n = 1; n <= kMessages / 2; ++n) {
@@ -653,16 +661,7 @@ TEST_F(RedisFaultSingle, D3_ServerDownAtStartIsRiddenOutUntilItComesUp) {
   server.stop();
   LogSink log;
   Tally tally;
-  bq::AppOptions app_options;
-  app_options.poll_timeout = 200ms;
-  Worker worker(
-      std::make_shared<rd::RedisTransport>(transport_options(server, rd::Layout::Legacy, log)),
-      app_options, log);
-  const bq::Handler handler = [&](bq::Context&, const bq::Envelope& env) -> bq::Status {
-    tally.ran(std::string(env.meta().id), true);
-    return {};
-  };
-  worker.app().handle(kUrn, handler);
+  TallyingWorker worker(server, log, tally);
   worker.start();
 
   // Two failures: the first try and one retry after the 100 ms backoff.
@@ -703,21 +702,8 @@ TEST_F(RedisFaultSingle, D3_LoadingAfterARestartIsTransient) {
                   .integer,
               1);
   }
-  bq::AppOptions app_options;
-  app_options.poll_timeout = 200ms;
-  Worker worker(
-      std::make_shared<rd::RedisTransport>(transport_options(server, rd::Layout::Legacy, log)),
-      app_options, log);
-  const bq::Handler handler = [&](bq::Context&, const bq::Envelope& env) -> bq::Status {
-    tally.ran(std::string(env.meta().id), true);
-    return {};
-  };
-  worker.app().handle(kUrn, handler);
-  bq::AppOptions publisher_options;
-  publisher_options.logger = log.logger();
-  bq::App publisher(
-      std::make_shared<rd::RedisTransport>(transport_options(server, rd::Layout::Legacy, log)),
-      publisher_options);
+  TallyingWorker worker(server, log, tally);
+  bq::App publisher = publishing_app(server, rd::Layout::Legacy, log);
   worker.start();
   PublishStats publish_stats;
   const auto before = publish_retrying(publisher, 1, Clock::now() + kSoon, publish_stats);
@@ -794,7 +780,7 @@ TEST_P(RedisFault, D3_PublishWhileTheServerIsDownThrowsATransientTransportError)
     server.stop();
     bq::App app(std::make_shared<rd::RedisTransport>(transport_options(server, layout(), log)),
                 app_options);
-    expect_transient_transport_error([&] { publish(app); });
+    rd::test::expect_transient_transport_error([&] { publish(app); }, "publish, never connected");
     server.start();
     publish(app);  // the next call connects
   }
@@ -803,7 +789,8 @@ TEST_P(RedisFault, D3_PublishWhileTheServerIsDownThrowsATransientTransportError)
     bq::App app(transport, app_options);
     publish(app);
     server.kill();
-    expect_transient_transport_error([&] { publish(app); });
+    rd::test::expect_transient_transport_error([&] { publish(app); },
+                                               "publish on a closed connection");
     server.start();  // no appendonly: the server starts empty
     const std::string id = app.publish(kUrn, bq::Json::object(), po);
     RawClient raw(server.port());

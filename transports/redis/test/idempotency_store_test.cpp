@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <functional>
 #include <latch>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -28,6 +27,7 @@
 
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 namespace bq = babelqueue;
 namespace rd = babelqueue::redis;
@@ -40,58 +40,29 @@ namespace {
 
 constexpr char kUrn[] = "urn:babel:orders:created";
 
-// Asserts that `call` throws a transient TransportError (the store's documented error type).
-void expect_transient_transport_error(const std::function<void()>& call, const char* what) {
-  SCOPED_TRACE(what);
-  try {
-    call();
-    ADD_FAILURE() << "returned although the server is down";
-  } catch (const bq::TransportError& e) {
-    EXPECT_TRUE(e.is_transient()) << e.what();
-  } catch (const bq::Error& e) {
-    ADD_FAILURE() << "expected a babelqueue::TransportError, got a babelqueue::Error of code "
-                  << static_cast<int>(e.code()) << ", transient " << e.is_transient() << ": "
-                  << e.what();
-  }
-}
-
-class RedisIdempotencyStore : public ::testing::Test {
+class RedisIdempotencyStore : public rd::test::SharedRedisServerTest {
  protected:
-  static void SetUpTestSuite() {
-    if (!rd::test::redis_server_unavailable()) server_ = std::make_unique<RedisServer>();
-  }
-  static void TearDownTestSuite() { server_.reset(); }
-  void SetUp() override {
-    BABELQUEUE_REQUIRE_REDIS_SERVER();
-    raw_ = std::make_unique<RawClient>(server_->port());
-    ASSERT_EQ(raw_->command({"FLUSHALL"}).as_string(), "OK");
-  }
-
-  static rd::Options connection(int db = 0) { return rd::parse_url(server_->url(db)); }
+  static rd::Options connection(int db = 0) { return rd::parse_url(server().url(db)); }
   static rd::IdempotencyOptions with_ttl(std::chrono::seconds ttl) {
     rd::IdempotencyOptions o;
     o.ttl = ttl;
     return o;
   }
-  long long ttl_of(const std::string& key) { return raw_->command({"TTL", key}).as_integer(); }
+  long long ttl_of(const std::string& key) { return raw().command({"TTL", key}).as_integer(); }
   std::vector<std::string> all_keys() {
     std::vector<std::string> keys;
-    for (const auto& k : raw_->command({"KEYS", "*"}).elements)
+    for (const auto& k : raw().command({"KEYS", "*"}).elements)
       keys.push_back(k.as_string());
     return keys;
   }
-
-  static std::unique_ptr<RedisServer> server_;
-  std::unique_ptr<RawClient> raw_;
 };
-std::unique_ptr<RedisServer> RedisIdempotencyStore::server_;
 
 TEST_F(RedisIdempotencyStore, HLP4_RememberWritesThePrefixedKeyAsOneWithoutExpiry) {
   Store store(connection());
   EXPECT_FALSE(store.seen("msg-1"));
   store.remember("msg-1");
   EXPECT_TRUE(store.seen("msg-1"));
-  EXPECT_EQ(raw_->command({"GET", "bq:idemp:msg-1"}).as_string(), "1");
+  EXPECT_EQ(raw().command({"GET", "bq:idemp:msg-1"}).as_string(), "1");
   // ttl 0 = remembered forever.
   EXPECT_EQ(ttl_of("bq:idemp:msg-1"), -1);
   EXPECT_EQ(all_keys(), std::vector<std::string>{"bq:idemp:msg-1"});  // nothing else written
@@ -111,7 +82,7 @@ TEST_F(RedisIdempotencyStore, HLP4_SeenRememberForgetSemantics) {
 
   store.forget("a");
   EXPECT_FALSE(store.seen("a"));
-  EXPECT_FALSE(raw_->exists("bq:idemp:a"));
+  EXPECT_FALSE(raw().exists("bq:idemp:a"));
   store.remember("a");  // forget allows a rerun (HLP-3 forget-allows-rerun)
   EXPECT_TRUE(store.seen("a"));
 }
@@ -122,10 +93,10 @@ TEST_F(RedisIdempotencyStore, HLP4_PositiveTtlExpiresTheKey) {
   const long long ttl = ttl_of("bq:idemp:m");
   EXPECT_GE(ttl, 1);
   EXPECT_LE(ttl, 60);
-  EXPECT_EQ(raw_->command({"GET", "bq:idemp:m"}).as_string(), "1");
+  EXPECT_EQ(raw().command({"GET", "bq:idemp:m"}).as_string(), "1");
 
   // NX: remembering again neither rewrites the key nor refreshes its expiry.
-  ASSERT_EQ(raw_->command({"EXPIRE", "bq:idemp:m", "1000"}).as_integer(), 1);
+  ASSERT_EQ(raw().command({"EXPIRE", "bq:idemp:m", "1000"}).as_integer(), 1);
   store.remember("m");
   EXPECT_GT(ttl_of("bq:idemp:m"), 60);
 
@@ -135,7 +106,7 @@ TEST_F(RedisIdempotencyStore, HLP4_PositiveTtlExpiresTheKey) {
   EXPECT_LE(ttl_of("bq:idemp:c"), 60);
 
   // An expired key is not seen (and can be claimed again). Expire it now instead of waiting.
-  ASSERT_EQ(raw_->command({"PEXPIRE", "bq:idemp:m", "1"}).as_integer(), 1);
+  ASSERT_EQ(raw().command({"PEXPIRE", "bq:idemp:m", "1"}).as_integer(), 1);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (store.seen("m") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(2ms);
@@ -150,7 +121,7 @@ TEST_F(RedisIdempotencyStore, HLP4_ClaimIsTrueOnceThenFalse) {
   EXPECT_FALSE(store.claim("x"));
   EXPECT_FALSE(store.claim("x"));
   EXPECT_TRUE(store.seen("x"));
-  EXPECT_EQ(raw_->command({"GET", "bq:idemp:x"}).as_string(), "1");
+  EXPECT_EQ(raw().command({"GET", "bq:idemp:x"}).as_string(), "1");
   EXPECT_EQ(ttl_of("bq:idemp:x"), -1);
 
   store.remember("y");
@@ -200,7 +171,7 @@ TEST_F(RedisIdempotencyStore, HLP4_RunOnceSkipsAMessageAnotherStoreInstanceProce
     Store worker_a(connection());
     EXPECT_EQ(bq::idempotency::run_once(worker_a, env, effect), bq::idempotency::Outcome::Ran);
     EXPECT_EQ(effects, 1);
-    EXPECT_EQ(raw_->command({"GET", key}).as_string(), "1");
+    EXPECT_EQ(raw().command({"GET", key}).as_string(), "1");
     Store worker_b(connection());
     EXPECT_EQ(bq::idempotency::run_once(worker_b, env, effect), bq::idempotency::Outcome::Skipped);
     EXPECT_EQ(effects, 1);
@@ -215,7 +186,7 @@ TEST_F(RedisIdempotencyStore, HLP4_RunOnceSkipsAMessageAnotherStoreInstanceProce
   EXPECT_THROW(bq::idempotency::run_once(restarted, other,
                                          [] { throw std::runtime_error("effect failed"); }),
                std::runtime_error);
-  EXPECT_FALSE(raw_->exists("bq:idemp:" + std::string(other.meta().id)));
+  EXPECT_FALSE(raw().exists("bq:idemp:" + std::string(other.meta().id)));
   Store worker_c(connection());
   EXPECT_EQ(bq::idempotency::run_once(worker_c, other, effect), bq::idempotency::Outcome::Ran);
   EXPECT_EQ(effects, 2);
@@ -229,7 +200,7 @@ TEST_F(RedisIdempotencyStore, HLP4_PrefixIsConfigurableAndTheDatabaseIsHonoured)
   store.remember(id);
   EXPECT_TRUE(store.seen(id));
   EXPECT_TRUE(all_keys().empty()) << "written to db 0 instead of db 3";
-  RawClient db3(server_->port());
+  RawClient db3(server().port());
   ASSERT_EQ(db3.command({"SELECT", "3"}).as_string(), "OK");
   EXPECT_EQ(db3.command({"GET", "billing:done:" + id}).as_string(), "1");
   EXPECT_FALSE(db3.exists("bq:idemp:" + id));
@@ -241,10 +212,10 @@ TEST_F(RedisIdempotencyStore, HLP4_ServerDownThrowsATransportError) {
   const rd::Options options = rd::parse_url(down.url());
   down.stop();
   Store store(options);
-  expect_transient_transport_error([&] { (void)store.seen("m"); }, "seen");
-  expect_transient_transport_error([&] { store.remember("m"); }, "remember");
-  expect_transient_transport_error([&] { store.forget("m"); }, "forget");
-  expect_transient_transport_error([&] { (void)store.claim("m"); }, "claim");
+  rd::test::expect_transient_transport_error([&] { (void)store.seen("m"); }, "seen");
+  rd::test::expect_transient_transport_error([&] { store.remember("m"); }, "remember");
+  rd::test::expect_transient_transport_error([&] { store.forget("m"); }, "forget");
+  rd::test::expect_transient_transport_error([&] { (void)store.claim("m"); }, "claim");
 
   // run_once: a failing seen stops the effect and propagates (HLP-2).
   bool ran = false;

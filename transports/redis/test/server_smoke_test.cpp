@@ -7,6 +7,7 @@
 #include "laravel_peer.hpp"
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,15 @@ void expect_score_between(const std::string& score, long long before, long long 
   EXPECT_LE(value, after + delay);
 }
 
+// Asserts the sorted set `key` holds `member` alone, scored as expect_score_between() says.
+void expect_sole_member(RawClient& client, const std::string& key, const std::string& member,
+                        long long before, long long after, long long delay) {
+  const auto members = client.zrange_withscores(key);
+  ASSERT_EQ(members.size(), 1u);
+  EXPECT_EQ(members[0].first, member);
+  expect_score_between(members[0].second, before, after, delay);
+}
+
 // Moves an existing member's score one second into the past: "the time has come" without
 // waiting for it. XX CH answers 1 only if the member was there and its score changed.
 void make_due(RawClient& client, const std::string& key, const std::string& member) {
@@ -61,10 +71,27 @@ void make_due(RawClient& client, const std::string& key, const std::string& memb
   EXPECT_EQ(changed.as_integer(), 1) << "no such member in " << key;
 }
 
+// Makes `member` of the sorted set `key` due and pops: the peer must deliver exactly those bytes,
+// as delivery number `attempts_1based`. nullopt when it popped nothing.
+std::optional<LaravelPeer::Job> pop_once_due(LaravelPeer& peer, RawClient& client,
+                                             const std::string& key, const std::string& member,
+                                             long long attempts_1based) {
+  make_due(client, key, member);
+  std::optional<LaravelPeer::Job> job = peer.pop(kQueue);
+  if (job.has_value()) {
+    EXPECT_EQ(job->raw_body, member);
+    EXPECT_EQ(job->attempts_1based, attempts_1based);
+  }
+  return job;
+}
+
 class RedisServerSmoke : public ::testing::Test {
  protected:
   void SetUp() override { BABELQUEUE_REQUIRE_REDIS_SERVER(); }
 };
+
+// The LaravelPeer cases need an empty server, not one of their own.
+class LaravelPeerSmoke : public babelqueue::redis::test::SharedRedisServerTest {};
 
 TEST_F(RedisServerSmoke, StartsOnLoopbackAndAnswersCommands) {
   RedisServer server;
@@ -224,20 +251,18 @@ TEST_F(RedisServerSmoke, ClientKillByIdDropsAnotherConnection) {
   EXPECT_EQ(victim.command({"PING"}).as_string(), "PONG");
 }
 
-TEST_F(RedisServerSmoke, LaravelPeerKeyNames) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelPeerKeyNames) {
+  LaravelPeer peer(raw(), kPrefix);
   EXPECT_EQ(peer.ready_key(kQueue), "laravel_database_queues:orders");
   EXPECT_EQ(peer.delayed_key(kQueue), "laravel_database_queues:orders:delayed");
   EXPECT_EQ(peer.reserved_key(kQueue), "laravel_database_queues:orders:reserved");
   EXPECT_EQ(peer.notify_key(kQueue), "laravel_database_queues:orders:notify");
 
   peer.push(kQueue, LaravelPeer::make_payload());
-  const Reply keys = client.command({"KEYS", "*"});
+  const Reply keys = raw().command({"KEYS", "*"});
   ASSERT_EQ(keys.elements.size(), 2u) << keys.debug_string();
-  EXPECT_TRUE(client.exists("laravel_database_queues:orders"));
-  EXPECT_TRUE(client.exists("laravel_database_queues:orders:notify"));
+  EXPECT_TRUE(raw().exists("laravel_database_queues:orders"));
+  EXPECT_TRUE(raw().exists("laravel_database_queues:orders:notify"));
 }
 
 TEST_F(RedisServerSmoke, LaravelPayloadIsPhpJsonEncode) {
@@ -269,14 +294,12 @@ TEST_F(RedisServerSmoke, LaravelPayloadIsPhpJsonEncode) {
   EXPECT_TRUE(first.ends_with(R"(","attempts":0})")) << first;
 }
 
-TEST_F(RedisServerSmoke, LaravelPeerPushPopRemove) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelPeerPushPopRemove) {
+  LaravelPeer peer(raw(), kPrefix);
   const std::string payload = LaravelPeer::make_payload();
   peer.push(kQueue, payload);
-  EXPECT_EQ(client.lrange(peer.ready_key(kQueue)), std::vector<std::string>{payload});
-  EXPECT_EQ(client.lrange(peer.notify_key(kQueue)), std::vector<std::string>{"1"});
+  EXPECT_EQ(raw().lrange(peer.ready_key(kQueue)), std::vector<std::string>{payload});
+  EXPECT_EQ(raw().lrange(peer.notify_key(kQueue)), std::vector<std::string>{"1"});
 
   const long long before = now_seconds();
   const std::optional<LaravelPeer::Job> job = peer.pop(kQueue);
@@ -284,23 +307,18 @@ TEST_F(RedisServerSmoke, LaravelPeerPushPopRemove) {
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->raw_body, payload);
   EXPECT_EQ(job->attempts_1based, 1);
-  EXPECT_EQ(cjson_attempts(client, job->reserved), 1);
-  EXPECT_EQ(client.llen(peer.ready_key(kQueue)), 0);
-  EXPECT_EQ(client.llen(peer.notify_key(kQueue)), 0);
-  const auto reserved = client.zrange_withscores(peer.reserved_key(kQueue));
-  ASSERT_EQ(reserved.size(), 1u);
-  EXPECT_EQ(reserved[0].first, job->reserved);
-  expect_score_between(reserved[0].second, before, after, 90);
+  EXPECT_EQ(cjson_attempts(raw(), job->reserved), 1);
+  EXPECT_EQ(raw().llen(peer.ready_key(kQueue)), 0);
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 0);
+  expect_sole_member(raw(), peer.reserved_key(kQueue), job->reserved, before, after, 90);
 
   EXPECT_FALSE(peer.pop(kQueue).has_value());
   peer.remove(kQueue, *job);
-  EXPECT_EQ(client.zcard(peer.reserved_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
 }
 
-TEST_F(RedisServerSmoke, LaravelPeerPopsABabelQueueEnvelopePushedRaw) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelPeerPopsABabelQueueEnvelopePushedRaw) {
+  LaravelPeer peer(raw(), kPrefix);
   // The BabelQueue Laravel driver pushes the bare envelope, pretty-printed bytes and all.
   const std::string envelope =
       "{\n  \"job\": \"urn:babel:orders:created\",\n  \"data\": {\"url\": \"https://a/b\"},\n"
@@ -312,39 +330,28 @@ TEST_F(RedisServerSmoke, LaravelPeerPopsABabelQueueEnvelopePushedRaw) {
   EXPECT_EQ(job->attempts_1based, 1);
   EXPECT_NE(job->reserved, envelope);
   EXPECT_NE(job->reserved.find(R"(https:\/\/a\/b)"), std::string::npos) << job->reserved;
-  EXPECT_EQ(cjson_attempts(client, job->reserved), 1);
+  EXPECT_EQ(cjson_attempts(raw(), job->reserved), 1);
 }
 
-TEST_F(RedisServerSmoke, LaravelLaterIsInvisibleUntilDue) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelLaterIsInvisibleUntilDue) {
+  LaravelPeer peer(raw(), kPrefix);
   const std::string payload = LaravelPeer::make_payload();
   const long long before = now_seconds();
   peer.later(kQueue, 60, payload);
   const long long after = now_seconds();
-  const auto delayed = client.zrange_withscores(peer.delayed_key(kQueue));
-  ASSERT_EQ(delayed.size(), 1u);
-  EXPECT_EQ(delayed[0].first, payload);
-  expect_score_between(delayed[0].second, before, after, 60);
-  EXPECT_FALSE(client.exists(peer.notify_key(kQueue)));
+  expect_sole_member(raw(), peer.delayed_key(kQueue), payload, before, after, 60);
+  EXPECT_FALSE(raw().exists(peer.notify_key(kQueue)));
 
   EXPECT_FALSE(peer.pop(kQueue).has_value());
-  EXPECT_EQ(client.zcard(peer.delayed_key(kQueue)), 1);
+  EXPECT_EQ(raw().zcard(peer.delayed_key(kQueue)), 1);
 
-  make_due(client, peer.delayed_key(kQueue), payload);
-  const std::optional<LaravelPeer::Job> job = peer.pop(kQueue);
-  ASSERT_TRUE(job.has_value());
-  EXPECT_EQ(job->raw_body, payload);
-  EXPECT_EQ(job->attempts_1based, 1);
-  EXPECT_EQ(client.zcard(peer.delayed_key(kQueue)), 0);
-  EXPECT_EQ(client.llen(peer.notify_key(kQueue)), 0);
+  ASSERT_TRUE(pop_once_due(peer, raw(), peer.delayed_key(kQueue), payload, 1).has_value());
+  EXPECT_EQ(raw().zcard(peer.delayed_key(kQueue)), 0);
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 0);
 }
 
-TEST_F(RedisServerSmoke, LaravelReleaseMovesTheReservedCopyToDelayed) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelReleaseMovesTheReservedCopyToDelayed) {
+  LaravelPeer peer(raw(), kPrefix);
   peer.push(kQueue, LaravelPeer::make_payload());
   const std::optional<LaravelPeer::Job> first = peer.pop(kQueue);
   ASSERT_TRUE(first.has_value());
@@ -352,102 +359,85 @@ TEST_F(RedisServerSmoke, LaravelReleaseMovesTheReservedCopyToDelayed) {
   const long long before = now_seconds();
   peer.release(kQueue, *first, 30);
   const long long after = now_seconds();
-  EXPECT_EQ(client.zcard(peer.reserved_key(kQueue)), 0);
-  const auto delayed = client.zrange_withscores(peer.delayed_key(kQueue));
-  ASSERT_EQ(delayed.size(), 1u);
-  EXPECT_EQ(delayed[0].first, first->reserved);
-  expect_score_between(delayed[0].second, before, after, 30);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
+  expect_sole_member(raw(), peer.delayed_key(kQueue), first->reserved, before, after, 30);
   EXPECT_FALSE(peer.pop(kQueue).has_value());
 
-  make_due(client, peer.delayed_key(kQueue), first->reserved);
-  const std::optional<LaravelPeer::Job> second = peer.pop(kQueue);
+  const std::optional<LaravelPeer::Job> second =
+      pop_once_due(peer, raw(), peer.delayed_key(kQueue), first->reserved, 2);
   ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->raw_body, first->reserved);
-  EXPECT_EQ(second->attempts_1based, 2);
-  EXPECT_EQ(cjson_attempts(client, second->reserved), 2);
+  EXPECT_EQ(cjson_attempts(raw(), second->reserved), 2);
 }
 
-TEST_F(RedisServerSmoke, LaravelMigratesAnExpiredReservation) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelMigratesAnExpiredReservation) {
+  LaravelPeer peer(raw(), kPrefix);
   peer.push(kQueue, LaravelPeer::make_payload());
   const std::optional<LaravelPeer::Job> first = peer.pop(kQueue);
   ASSERT_TRUE(first.has_value());
   EXPECT_FALSE(peer.pop(kQueue).has_value());
 
   // The worker died: its reservation expires.
-  make_due(client, peer.reserved_key(kQueue), first->reserved);
-  const std::optional<LaravelPeer::Job> second = peer.pop(kQueue);
-  ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->raw_body, first->reserved);
-  EXPECT_EQ(second->attempts_1based, 2);
-  EXPECT_EQ(client.llen(peer.notify_key(kQueue)), 0);
-  EXPECT_EQ(client.zcard(peer.reserved_key(kQueue)), 1);
+  ASSERT_TRUE(pop_once_due(peer, raw(), peer.reserved_key(kQueue), first->reserved, 2).has_value());
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 1);
 }
 
-TEST_F(RedisServerSmoke, LaravelWithNullRetryAfterNeverMigratesReserved) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer null_peer(client, kPrefix, std::nullopt);
+TEST_F(LaravelPeerSmoke, LaravelWithNullRetryAfterNeverMigratesReserved) {
+  LaravelPeer null_peer(raw(), kPrefix, std::nullopt);
   null_peer.push(kQueue, LaravelPeer::make_payload());
   const long long before = now_seconds();
   const std::optional<LaravelPeer::Job> job = null_peer.pop(kQueue);
   const long long after = now_seconds();
   ASSERT_TRUE(job.has_value());
-  const auto reserved = client.zrange_withscores(null_peer.reserved_key(kQueue));
+  const auto reserved = raw().zrange_withscores(null_peer.reserved_key(kQueue));
   ASSERT_EQ(reserved.size(), 1u);
   expect_score_between(reserved[0].second, before, after, 0);
 
-  make_due(client, null_peer.reserved_key(kQueue), job->reserved);
+  make_due(raw(), null_peer.reserved_key(kQueue), job->reserved);
   EXPECT_FALSE(null_peer.pop(kQueue).has_value());
-  EXPECT_EQ(client.zcard(null_peer.reserved_key(kQueue)), 1);
+  EXPECT_EQ(raw().zcard(null_peer.reserved_key(kQueue)), 1);
 
-  LaravelPeer peer(client, kPrefix);
+  LaravelPeer peer(raw(), kPrefix);
   const std::optional<LaravelPeer::Job> recovered = peer.pop(kQueue);
   ASSERT_TRUE(recovered.has_value());
   EXPECT_EQ(recovered->raw_body, job->reserved);
 }
 
-TEST_F(RedisServerSmoke, LaravelMigrationMovesEverythingDueInOrder) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelMigrationMovesEverythingDueInOrder) {
+  LaravelPeer peer(raw(), kPrefix);
   // More than one 100-item RPUSH chunk, plus one member that is not due yet.
   const long long past = now_seconds() - 1000;
   std::vector<std::string> due;
   for (int i = 0; i < 250; ++i) {
     due.push_back(R"({"n":)" + std::to_string(i) + R"(,"attempts":0})");
     const Reply added =
-        client.command({"ZADD", peer.delayed_key(kQueue), std::to_string(past + i), due.back()});
+        raw().command({"ZADD", peer.delayed_key(kQueue), std::to_string(past + i), due.back()});
     ASSERT_EQ(added.as_integer(), 1);
   }
   const std::string later = R"({"n":"later","attempts":0})";
-  const Reply added = client.command(
+  const Reply added = raw().command(
       {"ZADD", peer.delayed_key(kQueue), std::to_string(now_seconds() + 3600), later});
   ASSERT_EQ(added.as_integer(), 1);
 
   const std::optional<LaravelPeer::Job> job = peer.pop(kQueue);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->raw_body, due.front());
-  EXPECT_EQ(client.lrange(peer.ready_key(kQueue)),
+  EXPECT_EQ(raw().lrange(peer.ready_key(kQueue)),
             std::vector<std::string>(due.begin() + 1, due.end()));
-  EXPECT_EQ(client.llen(peer.notify_key(kQueue)), 249);
-  const auto delayed = client.zrange_withscores(peer.delayed_key(kQueue));
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 249);
+  const auto delayed = raw().zrange_withscores(peer.delayed_key(kQueue));
   ASSERT_EQ(delayed.size(), 1u);
   EXPECT_EQ(delayed[0].first, later);
 }
 
-TEST_F(RedisServerSmoke, LaravelLosesAHeadItCannotDecode) {
-  RedisServer server;
-  RawClient client(server.port());
-  LaravelPeer peer(client, kPrefix);
+TEST_F(LaravelPeerSmoke, LaravelLosesAHeadItCannotDecode) {
+  LaravelPeer peer(raw(), kPrefix);
   peer.push(kQueue, "not json");
   EXPECT_THROW(peer.pop(kQueue), std::runtime_error);
   // The script raised after its LPOP: the head is gone, nothing reserved, the token left.
-  EXPECT_EQ(client.llen(peer.ready_key(kQueue)), 0);
-  EXPECT_EQ(client.zcard(peer.reserved_key(kQueue)), 0);
-  EXPECT_EQ(client.llen(peer.notify_key(kQueue)), 1);
+  EXPECT_EQ(raw().llen(peer.ready_key(kQueue)), 0);
+  EXPECT_EQ(raw().zcard(peer.reserved_key(kQueue)), 0);
+  EXPECT_EQ(raw().llen(peer.notify_key(kQueue)), 1);
 }
 
 }  // namespace

@@ -18,12 +18,11 @@
 
 #include "raw_client.hpp"
 #include "redis_server.hpp"
+#include "server_test.hpp"
 
 namespace bq = babelqueue;
 namespace rd = babelqueue::redis;
 using namespace std::chrono_literals;
-using rd::test::RawClient;
-using rd::test::RedisServer;
 
 namespace {
 
@@ -34,28 +33,17 @@ std::string envelope(std::string_view queue = "orders", int order_id = 1042) {
       bq::make("urn:babel:orders:created", bq::Json::object({{"order_id", order_id}}), mo));
 }
 
-class RedisTransportTest : public ::testing::TestWithParam<rd::Layout> {
+class RedisTransportTest : public rd::test::SharedRedisServerTest,
+                           public ::testing::WithParamInterface<rd::Layout> {
  protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<RedisServer>(); }
-  static void TearDownTestSuite() { server_.reset(); }
-  void SetUp() override {
-    BABELQUEUE_REQUIRE_REDIS_SERVER();
-    raw_ = std::make_unique<RawClient>(server_->port());
-    raw_->command({"FLUSHALL"});
-  }
-
   rd::Options options(int prefetch = 16) const {
-    rd::Options o = rd::parse_url(server_->url());
+    rd::Options o = rd::parse_url(server().url());
     o.layout = GetParam();
     o.prefetch = prefetch;
     return o;
   }
   bool legacy() const { return GetParam() == rd::Layout::Legacy; }
-
-  static std::unique_ptr<RedisServer> server_;
-  std::unique_ptr<RawClient> raw_;
 };
-std::unique_ptr<RedisServer> RedisTransportTest::server_;
 
 TEST_P(RedisTransportTest, PublishPopAckRoundTripKeepsBytes) {
   rd::RedisTransport t(options());
@@ -70,12 +58,12 @@ TEST_P(RedisTransportTest, PublishPopAckRoundTripKeepsBytes) {
   EXPECT_FALSE(m.poison);
   EXPECT_TRUE(m.headers.empty());
   const rd::Keys k = t.keys("orders");
-  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 1);
+  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 1);
   ASSERT_TRUE(t.ack(m));
   ASSERT_TRUE(t.flush());  // pipelined acks are sent by the next pop, flush() or close()
-  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
   if (legacy()) {
-    EXPECT_EQ(raw_->zcard(k.schedule), 0);
+    EXPECT_EQ(raw().zcard(k.schedule), 0);
   }
   auto none = t.pop("orders", 0ms);
   ASSERT_TRUE(none.has_value());
@@ -91,7 +79,7 @@ TEST_P(RedisTransportTest, ImmediateAcksSettleOnReturn) {
   ASSERT_TRUE(got.has_value() && got->has_value());
   ASSERT_TRUE(t.ack(**got));
   const rd::Keys k = t.keys("orders");
-  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, PendingAcksRideOnTheNextReserve) {
@@ -102,7 +90,7 @@ TEST_P(RedisTransportTest, PendingAcksRideOnTheNextReserve) {
   ASSERT_TRUE(first.has_value() && first->has_value());
   ASSERT_TRUE(t.ack(**first));
   const rd::Keys k = t.keys("orders");
-  auto in_flight = [&] { return legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight); };
+  auto in_flight = [&] { return legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight); };
   EXPECT_EQ(in_flight(), 1);  // queued, not sent yet
   auto second = t.pop("orders", 0ms);
   ASSERT_TRUE(second.has_value() && second->has_value());
@@ -119,9 +107,9 @@ TEST_P(RedisTransportTest, BatchPublishKeepsOrderAcrossChunks) {
     bodies.push_back(envelope("orders", i));
   ASSERT_TRUE(t.publish_batch("orders", bodies));
   const rd::Keys k = t.keys("orders");
-  EXPECT_EQ(raw_->lrange(k.ready), bodies);
+  EXPECT_EQ(raw().lrange(k.ready), bodies);
   if (!legacy()) {
-    EXPECT_EQ(raw_->llen(k.notify), 2500);  // one token per job (RDS-42)
+    EXPECT_EQ(raw().llen(k.notify), 2500);  // one token per job (RDS-42)
   }
   for (int i = 0; i < 2500; ++i) {
     auto got = t.pop("orders", 0ms);
@@ -130,7 +118,7 @@ TEST_P(RedisTransportTest, BatchPublishKeepsOrderAcrossChunks) {
     ASSERT_TRUE(t.ack(**got));
   }
   t.close();
-  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, StatsAndPeek) {
@@ -169,7 +157,7 @@ TEST_P(RedisTransportTest, ReleaseRaisesAttemptsInTheStoredBody) {
   ASSERT_TRUE(t.release(**got, 0ms));
   const rd::Keys k = t.keys("orders");
   if (!legacy()) {
-    EXPECT_EQ(raw_->zcard(k.schedule), 1);  // RDS-54: due at the next migrate
+    EXPECT_EQ(raw().zcard(k.schedule), 1);  // RDS-54: due at the next migrate
   }
   auto again = t.pop("orders", 0ms);
   ASSERT_TRUE(again.has_value() && again->has_value());
@@ -209,15 +197,15 @@ TEST_P(RedisTransportTest, AppRetriesDeadLettersAndAcks) {
   EXPECT_EQ(calls, 4);  // 1 + three attempts of the unlucky one
   t->close();
   const rd::Keys dlq = t->keys("orders.dlq");
-  const auto records = raw_->lrange(dlq.ready);
+  const auto records = raw().lrange(dlq.ready);
   ASSERT_EQ(records.size(), 1u);
   const bq::Envelope dead = bq::decode(records[0]);
   ASSERT_TRUE(dead.dead_letter());
   EXPECT_EQ(dead.dead_letter()->error.value_or(""), "unlucky");
   EXPECT_EQ(dead.attempts(), 3);  // D5: the incremented value, = max_attempts
   const rd::Keys k = t->keys("orders");
-  EXPECT_EQ(raw_->llen(k.ready), 0);
-  EXPECT_EQ(legacy() ? raw_->llen(k.in_flight) : raw_->zcard(k.in_flight), 0);
+  EXPECT_EQ(raw().llen(k.ready), 0);
+  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, CloseIsIdempotentAndLaterCallsFailClosed) {
@@ -275,21 +263,24 @@ TEST(RedisTransportOptions, DelayedPublishNeedsTheLaravelLayout) {
   EXPECT_EQ(st.error().code(), bq::ErrorCode::DelayUnsupported);  // RDS-13
 }
 
+// The names in `keys` as {ready, in_flight, schedule, notify}: one comparison checks a layout.
+std::vector<std::string> names_of(const rd::Keys& keys) {
+  return {keys.ready, keys.in_flight, keys.schedule, keys.notify};
+}
+
 TEST(RedisTransportOptions, KeysOfBothLayouts) {
   rd::Options o;
   o.processing_suffix = ":inflight";
-  const rd::Keys legacy = rd::RedisTransport(o).keys("orders");
-  EXPECT_EQ(legacy.ready, "orders");  // RDS-10
-  EXPECT_EQ(legacy.in_flight, "orders:inflight");
-  EXPECT_EQ(legacy.schedule, "orders:inflight:deadlines");
-  EXPECT_EQ(legacy.notify, "");
+  EXPECT_EQ(names_of(rd::RedisTransport(o).keys("orders")),
+            (std::vector<std::string>{"orders",  // RDS-10
+                                      "orders:inflight", "orders:inflight:deadlines", ""}));
   o.layout = rd::Layout::Laravel;
   o.laravel_key_prefix = "laravel_database_queues:";
-  const rd::Keys laravel = rd::RedisTransport(o).keys("orders");
-  EXPECT_EQ(laravel.ready, "laravel_database_queues:orders");  // RDS-40
-  EXPECT_EQ(laravel.in_flight, "laravel_database_queues:orders:reserved");
-  EXPECT_EQ(laravel.schedule, "laravel_database_queues:orders:delayed");
-  EXPECT_EQ(laravel.notify, "laravel_database_queues:orders:notify");
+  EXPECT_EQ(names_of(rd::RedisTransport(o).keys("orders")),
+            (std::vector<std::string>{"laravel_database_queues:orders",  // RDS-40
+                                      "laravel_database_queues:orders:reserved",
+                                      "laravel_database_queues:orders:delayed",
+                                      "laravel_database_queues:orders:notify"}));
 }
 
 }  // namespace
