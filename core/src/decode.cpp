@@ -98,48 +98,78 @@ bool parse_int64(std::string_view lex, std::int64_t& out) {
   return r.ec == std::errc();
 }
 
-// A member name as it appears in compact canonical JSON (`"job":`), with its first 16 bytes
-// packed little-endian so a prediction is checked with two 8-byte compares.
+// Fast path of an ENV-20 (I) integer at p: an optional '-', 1 to 18 digits without a leading
+// zero (so no overflow), and no fraction or exponent. Moves p past it; false leaves the number
+// to the full scanner. Counters and timestamps are short, so one digit at a time.
+inline bool read_short_int(const char*& p_io, const char* end, std::int64_t& out) {
+  const bool neg = *p_io == '-';
+  const char* p = p_io + (neg ? 1 : 0);
+  const char* const digits = p;
+  std::uint64_t v = 0;  // unsigned: a run longer than 18 digits may wrap before it is refused
+  for (; p < end; ++p) {
+    const unsigned digit = static_cast<unsigned char>(*p) - unsigned{'0'};  // wraps below '0'
+    if (digit > 9) break;
+    v = v * 10 + digit;
+  }
+  const auto nd = p - digits;
+  if (nd == 0 || nd > 18 || (nd > 1 && *digits == '0')) return false;
+  if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return false;
+  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+  p_io = p;
+  return true;
+}
+
+// A member name as it appears in compact canonical JSON (`"job":`), as little-endian words so a
+// prediction is checked with two or three overlapping loads of the bytes at hand. Needs no
+// padding after the token, so the last member of a body is predicted too.
 struct KeyToken {
   std::string_view name;
   std::size_t len = 0;  // name.size() + 3
-  std::uint64_t lo = 0, hi = 0, lo_mask = 0, hi_mask = 0;
+  // Token bytes [0, w), [8, 16) and [len - w, len), where w is 8, or 4 for a token under 8 bytes.
+  std::uint64_t head = 0, mid = 0, tail = 0;
 };
 
-constexpr KeyToken key_token(std::string_view name) {
-  KeyToken t{name, name.size() + 3};
-  for (std::size_t i = 0; i < t.len && i < 16; ++i) {
-    const char ch = i == 0                 ? '"'
-                    : i <= name.size()     ? name[i - 1]
-                    : i == name.size() + 1 ? '"'
-                                           : ':';
-    const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(ch));
-    if (i < 8) {
-      t.lo |= byte << (8 * i);
-      t.lo_mask |= std::uint64_t{0xFF} << (8 * i);
-    } else {
-      t.hi |= byte << (8 * (i - 8));
-      t.hi_mask |= std::uint64_t{0xFF} << (8 * (i - 8));
-    }
-  }
-  return t;
+constexpr char token_byte(std::string_view name, std::size_t i) {
+  return i == 0 ? '"' : i <= name.size() ? name[i - 1] : i == name.size() + 1 ? '"' : ':';
 }
 
-// True when the bytes at p (at least 16 readable) are exactly the token.
-inline bool token_at(const char* p, const KeyToken& t) {
-  std::uint64_t lo = 0;
-  std::uint64_t hi = 0;
-  std::memcpy(&lo, p, 8);
-  std::memcpy(&hi, p + 8, 8);
-  if (((lo ^ t.lo) & t.lo_mask) != 0 || ((hi ^ t.hi) & t.hi_mask) != 0) return false;
-  if (t.len <= 16) return true;
-  // Longer names: bytes 16.. are the rest of the name, then `":`.
-  const std::size_t n = t.name.size();
-  for (std::size_t i = 16; i < t.len; ++i) {
-    const char want = i <= n ? t.name[i - 1] : i == n + 1 ? '"' : ':';
-    if (p[i] != want) return false;
+// `w` bytes of the token from `at`, little-endian.
+constexpr std::uint64_t token_word(std::string_view name, std::size_t at, std::size_t w) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < w; ++i) {
+    const auto byte = static_cast<unsigned char>(token_byte(name, at + i));
+    v |= static_cast<std::uint64_t>(byte) << (8 * i);
   }
-  return true;
+  return v;
+}
+
+consteval KeyToken key_token(std::string_view name) {
+  const std::size_t len = name.size() + 3;
+  if (len < 4 || len > 24) throw "key_token: the three words cover 4 to 24 bytes";
+  const std::size_t w = len >= 8 ? 8 : 4;
+  return KeyToken{name, len, token_word(name, 0, w), len > 16 ? token_word(name, 8, 8) : 0,
+                  token_word(name, len - w, w)};
+}
+
+// True when the `left` bytes at p start with the token and have room for a value after it.
+inline bool token_at(const char* p, std::size_t left, const KeyToken& t) {
+  if (left <= t.len) return false;
+  if (t.len < 8) {
+    std::uint32_t head = 0;
+    std::uint32_t tail = 0;
+    std::memcpy(&head, p, 4);
+    std::memcpy(&tail, p + t.len - 4, 4);
+    return head == t.head && tail == t.tail;
+  }
+  std::uint64_t head = 0;
+  std::uint64_t tail = 0;
+  std::memcpy(&head, p, 8);
+  std::memcpy(&tail, p + t.len - 8, 8);
+  if (head != t.head || tail != t.tail) return false;
+  if (t.len <= 16) return true;
+  std::uint64_t mid = 0;
+  std::memcpy(&mid, p + 8, 8);
+  return mid == t.mid;
 }
 
 // Member names in the ENV-12 order, which every SDK-encoded body follows.
@@ -188,8 +218,9 @@ class Decoder {
   Result<Envelope, DecodeError> run(std::vector<std::string>* warnings);
 
  private:
-  // Iterates the members of the object at c_.p ('{'); calls fn(name, first_char_of_value) with
-  // the cursor at the value, and fn must consume it.
+  // Iterates the members of the object at c_.p ('{'); calls fn(name, known) with the cursor at
+  // the value, and fn must consume it. `known` is the index in `expected` of a member found where
+  // the canonical order predicts it, and then `name` is left empty; otherwise it is -1.
   template <std::size_t N, class Fn>
   bool members(const KeyToken (&expected)[N], Fn&& fn);
   bool skip_value(int depth) {
@@ -201,13 +232,35 @@ class Decoder {
     detail::CompactHandler h{&out, {}};
     return detail::parse_value(c_, h, depth);
   }
-  bool read_string(StrField& f, int depth);
-  bool read_int(IntField& f, int depth);
+  bool read_string(StrField& f, int depth) {
+    f.bad_first = 0;
+    if (*c_.p == '"') {
+      f.present = true;
+      return detail::scan_string(c_, f.raw);
+    }
+    f.present = false;
+    return read_other_string(f, depth);
+  }
+  bool read_other_string(StrField& f, int depth);
+  bool read_int(IntField& f, int depth) {
+    f.bad = nullptr;
+    if (read_short_int(c_.p, c_.end, f.value)) {
+      f.present = true;
+      return true;
+    }
+    return read_other_int(f, depth);
+  }
+  bool read_other_int(IntField& f, int depth);
   bool read_unknown(RawMembers& into, std::string_view name, int depth);
   bool read_data();
   bool read_meta();
   bool read_dead_letter();
   Result<Envelope, DecodeError> finish(std::vector<std::string>* warnings);
+  // Invalid UTF-8 outranks every other error, so each error path checks the whole body first.
+  static DecodeError not_utf8() { return DecodeError("body is not valid UTF-8"); }
+  DecodeError trailing_data() const {
+    return DecodeError("trailing data at offset " + std::to_string(c_.offset()), c_.offset());
+  }
   std::string_view key_text(const RawString& k) {
     if (!k.escaped) return k.raw;
     key_scratch_.clear();
@@ -287,24 +340,20 @@ bool Decoder::members(const KeyToken (&expected)[N], Fn&& fn) {
   }
   std::size_t next = 0;  // index of the member name we expect next in canonical order
   for (;;) {
-    if (c_.p >= c_.end || *c_.p != '"') return c_.fail("expected a member name");
     std::string_view name;
     int known = -1;
     // Fast path: the canonical order, written compactly (`"job":`). A match is exact, because
     // a raw name cannot hold an unescaped quote.
-    if (next < N) {
-      const KeyToken& want = expected[next];
-      const auto left = static_cast<std::size_t>(c_.end - c_.p);
-      if (left >= 16 && left > want.len && token_at(c_.p, want)) {
-        name = want.name;
-        known = static_cast<int>(next);
-        c_.p += want.len;
-        ++next;
-      } else {
-        next = N;  // off the canonical track: stop predicting
-      }
-    }
-    if (name.data() == nullptr) {
+    if (next < N && token_at(c_.p, static_cast<std::size_t>(c_.end - c_.p), expected[next])) {
+      known = static_cast<int>(next);
+      c_.p += expected[next].len;
+      ++next;
+    } else if (c_.p < c_.end && detail::is_ws(*c_.p)) {
+      detail::skip_ws(c_);  // predict again after the whitespace
+      continue;
+    } else {
+      next = N;  // off the canonical track: stop predicting
+      if (c_.p >= c_.end || *c_.p != '"') return c_.fail("expected a member name");
       RawString k;
       if (!detail::scan_string(c_, k)) return false;
       detail::skip_ws(c_);
@@ -315,11 +364,15 @@ bool Decoder::members(const KeyToken (&expected)[N], Fn&& fn) {
     detail::skip_ws(c_);
     if (c_.p >= c_.end) return c_.fail("unexpected end of input");
     if (!fn(name, known)) return false;
+    // A compact separator goes straight to the next prediction, which checks what follows.
+    if (c_.p < c_.end && *c_.p == ',') {
+      ++c_.p;
+      continue;
+    }
     detail::skip_ws(c_);
     if (c_.p >= c_.end) return c_.fail("unexpected end of input");
     if (*c_.p == ',') {
       ++c_.p;
-      detail::skip_ws(c_);
       continue;
     }
     if (*c_.p == '}') {
@@ -330,21 +383,15 @@ bool Decoder::members(const KeyToken (&expected)[N], Fn&& fn) {
   }
 }
 
-bool Decoder::read_string(StrField& f, int depth) {
-  f.present = false;
-  f.bad_first = 0;
+bool Decoder::read_other_string(StrField& f, int depth) {
   const char first = *c_.p;
-  if (first == '"') {
-    f.present = true;
-    return detail::scan_string(c_, f.raw);
-  }
   if (first == 'n') return detail::scan_literal(c_, "null");
   f.bad_first = first;
   any_bad_ = true;
   return skip_value(depth);
 }
 
-bool Decoder::read_int(IntField& f, int depth) {
+bool Decoder::read_other_int(IntField& f, int depth) {
   f = kNoInt;
   const char first = *c_.p;
   if (first == 'n') return detail::scan_literal(c_, "null");
@@ -355,40 +402,6 @@ bool Decoder::read_int(IntField& f, int depth) {
             : first == '[' ? "expected integer, got array"
                            : "expected integer, got boolean";
     return skip_value(depth);
-  }
-  {
-    // Fast path: up to 18 digits cannot overflow int64.
-    const char* p = c_.p;
-    const bool neg = *p == '-';
-    if (neg) ++p;
-    const char* digits = p;
-    std::int64_t v = 0;
-    // Eight digits at a time (SWAR) while they fit, then the rest one by one.
-    while (c_.end - p >= 8 && p - digits <= 10) {
-      std::uint64_t chunk = 0;
-      std::memcpy(&chunk, p, 8);
-      const std::uint64_t d = chunk - 0x3030303030303030ULL;
-      // All eight bytes are '0'..'9' iff each is 0x30..0x39.
-      if ((chunk & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL ||
-          ((d + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0) {
-        break;
-      }
-      std::uint64_t x = (d * 10 + (d >> 8)) & 0x00FF00FF00FF00FFULL;
-      x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
-      x = (x * 10000 + (x >> 32)) & 0xFFFFFFFFULL;
-      v = v * 100000000 + static_cast<std::int64_t>(x);
-      p += 8;
-    }
-    while (p < c_.end && detail::is_digit(*p) && p - digits < 18)
-      v = v * 10 + (*p++ - '0');
-    const auto nd = p - digits;
-    if (nd > 0 && !(nd > 1 && *digits == '0') &&
-        (p >= c_.end || (*p != '.' && *p != 'e' && *p != 'E' && !detail::is_digit(*p)))) {
-      f.value = neg ? -v : v;
-      f.present = true;
-      c_.p = p;
-      return true;
-    }
   }
   RawNumber n;
   if (!detail::scan_number(c_, n)) return false;
@@ -480,7 +493,8 @@ bool Decoder::read_dead_letter() {
     return skip_value(1);
   }
   DeadLetterFields& d = dl_.emplace();
-  return members(kDeadLetterOrder, [this, &d](std::string_view name, int /*known*/) {
+  return members(kDeadLetterOrder, [this, &d](std::string_view name, int known) {
+    if (known >= 0) name = kDeadLetterOrder[known].name;
     if (name == "reason") return read_string(d.reason, 2);
     if (name == "error") return read_string(d.error, 2);
     if (name == "exception") return read_string(d.exception, 2);
@@ -496,16 +510,14 @@ constexpr const char* kForbiddenPointers[] = {"/timestamp", "/meta/max_retries",
                                               "/meta/source", "/meta/ts"};
 
 Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
-  if (!detail::valid_utf8(body_)) return DecodeError("body is not valid UTF-8");
   detail::skip_ws(c_);
   if (c_.at_end()) return DecodeError("invalid JSON at offset 0: empty body");
   if (*c_.p != '{') {
+    if (!detail::valid_utf8(body_)) return not_utf8();
     const char first = *c_.p;
     if (!skip_value(0)) return detail::syntax_error(c_);
     detail::skip_ws(c_);
-    if (!c_.at_end()) {
-      return DecodeError("trailing data at offset " + std::to_string(c_.offset()), c_.offset());
-    }
+    if (!c_.at_end()) return trailing_data();
     return DecodeError(std::string("expected a JSON object, got ") + json_type_name(first));
   }
   static constexpr Top kKnown[] = {Top::Job, Top::TraceId, Top::Data, Top::Meta, Top::Attempts};
@@ -537,7 +549,10 @@ Result<Envelope, DecodeError> Decoder::run(std::vector<std::string>* warnings) {
     }
     return read_unknown(unknown_, name, 1);
   });
-  if (!ok) return detail::syntax_error(c_);
+  if (!ok) {
+    if (!detail::valid_utf8(body_)) return not_utf8();
+    return detail::syntax_error(c_);
+  }
   return finish(warnings);
 }
 
@@ -566,9 +581,10 @@ bool Decoder::read_data() {
 
 Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings) {
   detail::skip_ws(c_);
-  if (!c_.at_end()) {
-    return DecodeError("trailing data at offset " + std::to_string(c_.offset()), c_.offset());
-  }
+  const bool trailing = !c_.at_end();
+  // A body scanned to its end holds bytes >= 0x80 only in strings, which the scanner flags.
+  if ((trailing || c_.non_ascii) && !detail::valid_utf8(body_)) return not_utf8();
+  if (trailing) return trailing_data();
 
   settle();
   if (any_bad_) {
@@ -634,15 +650,18 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
   };
   std::string_view urn = trim_w(text(job_));
   if (urn.empty() && urn_.present) urn = trim_w(text(urn_));
-  Envelope env;
-  detail_access::set_strings(env, {urn, text(trace_id_), text(meta_id_), text(meta_queue_),
+  Envelope env =
+      detail_access::with_strings({urn, text(trace_id_), text(meta_id_), text(meta_queue_),
                                    text(meta_lang_), has_data_ ? data_raw_ : std::string_view()});
   if (has_data_) detail_access::set_data_pending(env, data_canonical_);
   detail_access::set_meta(env, has_meta_, schema_version_.present, schema_version_.value,
                           created_at_.value);
   detail_access::set_attempts(env, attempts_.present, attempts_.value);
-  detail_access::unknown(env) = std::move(unknown_);
-  detail_access::meta_unknown(env) = std::move(meta_unknown_);
+  if (!unknown_.empty() || !meta_unknown_.empty() || dl_) {
+    auto& extras = detail_access::extras(env);
+    extras.unknown = std::move(unknown_);
+    extras.meta_unknown = std::move(meta_unknown_);
+  }
   if (dl_) {
     DeadLetter dl;
     dl.reason = detail::unescape(dl_->reason.raw);
@@ -653,7 +672,7 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
     dl.attempts = dl_->attempts.value;
     dl.lang = detail::unescape(dl_->lang.raw);
     dl.unknown = std::move(dl_->unknown);
-    detail_access::dead_letter(env) = std::move(dl);
+    detail_access::extras(env).dead_letter = std::move(dl);
   }
   return env;
 }

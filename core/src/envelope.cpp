@@ -9,8 +9,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <typeinfo>
+#include <utility>
 
 #include "envelope_access.hpp"
 #include "json_build.hpp"
@@ -56,13 +58,15 @@ std::string demangle(const char* mangled) {
   return (status == 0 && out) ? std::string(out.get()) : std::string(mangled);
 }
 
+// A printable ASCII byte: never part of a W character.
+bool plain(char ch) {
+  const auto u = static_cast<unsigned char>(ch);
+  return u > 0x20 && u < 0x80;
+}
+
 }  // namespace
 
 std::string_view trim_w(std::string_view s) noexcept {
-  auto plain = [](char ch) {
-    const auto u = static_cast<unsigned char>(ch);
-    return u > 0x20 && u < 0x80;
-  };
   if (s.empty() || (plain(s.front()) && plain(s.back()))) return s;  // the common case
   std::size_t b = 0;
   std::size_t e = s.size();
@@ -104,18 +108,20 @@ Envelope make(std::string_view urn, Json data, const MakeOptions& options) {
   detail::uuid_v4_into(ids + 36);
   const std::string_view queue =
       trim_w(options.queue).empty() ? std::string_view("default") : options.queue;
-  Envelope env;
-  detail_access::set_strings(env, {u, trace, std::string_view(ids + 36, 36), queue, SOURCE_LANG});
-  detail_access::data(env) = std::move(data);
-  detail_access::set_has_data(env, true);
+  Envelope env =
+      detail_access::with_strings({u, trace, std::string_view(ids + 36, 36), queue, SOURCE_LANG});
+  detail_access::set_data(env, std::move(data));
   detail_access::set_meta(env, true, true, SCHEMA_VERSION, now_ms());
   detail_access::set_attempts(env, true, 0);
   return env;
 }
 
 bool accepts(const Envelope& env) noexcept {
+  const std::string_view trace = env.trace_id();
+  // A trace id that starts with a plain byte cannot trim to empty: no trim_w call.
   return !env.urn().empty() && env.has_meta() && env.meta().schema_version == SCHEMA_VERSION &&
-         env.has_data() && !trim_w(env.trace_id()).empty() && env.has_attempts();
+         env.has_data() && !trace.empty() && (plain(trace.front()) || !trim_w(trace).empty()) &&
+         env.has_attempts();
 }
 
 FailureCause cause_of(const std::exception& e) {
@@ -150,6 +156,17 @@ Envelope annotate(const Envelope& env, std::string_view reason, std::string_view
   return out;
 }
 
+constinit const Envelope::Extras Envelope::kNoExtras{};
+
+Envelope::Extras& Envelope::mutable_extras() {
+  if (!extras_) extras_ = std::make_unique<Extras>();
+  return *extras_;
+}
+
+void Envelope::set_dead_letter(std::optional<DeadLetter> block) {
+  if (block || extras_) mutable_extras().dead_letter = std::move(block);
+}
+
 void Envelope::set_data(Json data) {
   if (data.is_null()) data = Json(JsonObject{});
   if (!data.is_object()) throw Error(ErrorCode::Usage, "set_data: data must be a JSON object");
@@ -160,9 +177,10 @@ void Envelope::set_data(Json data) {
 }
 
 const Json& Envelope::parse_data() const {
+  static const Json kNoData{JsonObject{}};
   for (;;) {
     int state = data_state_.load(std::memory_order_acquire);
-    if (state == kDataReady) return data_;
+    if (state == kDataReady) return data_ ? *data_ : kNoData;
     if (state == kDataParsing) {
       data_state_.wait(kDataParsing, std::memory_order_acquire);
       continue;
@@ -180,7 +198,7 @@ const Json& Envelope::parse_data() const {
     }
     data_state_.store(kDataReady, std::memory_order_release);
     data_state_.notify_all();
-    return data_;
+    return *data_;
   }
 }
 
@@ -189,40 +207,42 @@ void Envelope::copy_data_from(const Envelope& other) {
     data_ = other.data_;
     data_state_.store(kDataReady, std::memory_order_relaxed);
   } else {
-    data_ = Json(JsonObject{});
+    data_.reset();
     data_state_.store(kDataPending, std::memory_order_relaxed);
   }
-}
-
-void Envelope::move_data_from(Envelope& other) noexcept {
-  if (other.data_state_.load(std::memory_order_acquire) == kDataReady) {
-    data_ = std::move(other.data_);
-    data_state_.store(kDataReady, std::memory_order_relaxed);
-  } else {
-    data_state_.store(kDataPending, std::memory_order_relaxed);
-  }
-  // The moved-from envelope is left empty and valid (a moved-from JsonObject is empty).
-  other.text_.clear();
-  other.f_ = Fields{};
-  other.data_state_.store(kDataReady, std::memory_order_relaxed);
 }
 
 Envelope::Envelope(const Envelope& other)
-    : text_(other.text_),
+    : text_(other.text_size() != 0 ? std::make_unique_for_overwrite<char[]>(other.text_size())
+                                   : nullptr),
       f_(other.f_),
-      dead_letter_(other.dead_letter_),
-      unknown_(other.unknown_),
-      meta_unknown_(other.meta_unknown_) {
+      extras_(other.extras_ ? std::make_unique<Extras>(*other.extras_) : nullptr) {
+  if (text_size() != 0) std::memcpy(text_.get(), other.text_.get(), text_size());
   copy_data_from(other);
+}
+
+void Envelope::clear_fields() noexcept {
+  // Copied from a constant: GCC clears a 128-byte object with `rep stos`, slow to start up.
+  static constexpr Fields kNone{};
+  f_ = kNone;
+}
+
+// The state for an envelope that takes this one's payload; this one is left without one. A
+// pending payload is still text (data_ is empty), so only a parsed one moves as a Json.
+int Envelope::take_data_state() noexcept {
+  const int state =
+      data_state_.load(std::memory_order_acquire) == kDataReady ? kDataReady : kDataPending;
+  data_state_.store(kDataReady, std::memory_order_relaxed);
+  return state;
 }
 
 Envelope::Envelope(Envelope&& other) noexcept
     : text_(std::move(other.text_)),
       f_(other.f_),
-      dead_letter_(std::move(other.dead_letter_)),
-      unknown_(std::move(other.unknown_)),
-      meta_unknown_(std::move(other.meta_unknown_)) {
-  move_data_from(other);
+      data_(std::exchange(other.data_, std::nullopt)),
+      data_state_(other.take_data_state()),
+      extras_(std::move(other.extras_)) {
+  other.clear_fields();
 }
 
 Envelope& Envelope::operator=(const Envelope& other) {
@@ -234,10 +254,10 @@ Envelope& Envelope::operator=(Envelope&& other) noexcept {
   if (this != &other) {
     text_ = std::move(other.text_);
     f_ = other.f_;
-    dead_letter_ = std::move(other.dead_letter_);
-    unknown_ = std::move(other.unknown_);
-    meta_unknown_ = std::move(other.meta_unknown_);
-    move_data_from(other);
+    other.clear_fields();
+    data_ = std::exchange(other.data_, std::nullopt);
+    data_state_.store(other.take_data_state(), std::memory_order_relaxed);
+    extras_ = std::move(other.extras_);
   }
   return *this;
 }
@@ -249,8 +269,9 @@ bool operator==(const Envelope& a, const Envelope& b) noexcept {
            a.f_.schema_version == b.f_.schema_version && a.f_.created_at == b.f_.created_at &&
            a.f_.attempts == b.f_.attempts && a.f_.has_data == b.f_.has_data &&
            a.f_.has_meta == b.f_.has_meta && a.f_.has_schema_version == b.f_.has_schema_version &&
-           a.f_.has_attempts == b.f_.has_attempts && a.dead_letter_ == b.dead_letter_ &&
-           a.unknown_ == b.unknown_ && a.meta_unknown_ == b.meta_unknown_ && a.data() == b.data();
+           a.f_.has_attempts == b.f_.has_attempts && a.dead_letter() == b.dead_letter() &&
+           a.unknown() == b.unknown() && a.meta_unknown() == b.meta_unknown() &&
+           a.data() == b.data();
   } catch (...) {  // std::bad_alloc while parsing data
     return false;
   }

@@ -7,6 +7,7 @@
 #include <babelqueue/envelope.hpp>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -18,23 +19,32 @@ struct detail_access {
     std::string_view data_raw = {};  // validated raw `data` object text, kept for lazy parsing
   };
 
-  /// Stores the string fields in the envelope's single text allocation.
-  static void set_strings(Envelope& e, const Strings& s) {
-    const std::string_view parts[] = {s.urn,        s.trace_id,  s.meta_id,
-                                      s.meta_queue, s.meta_lang, s.data_raw};
-    std::size_t total = 0;
-    for (const auto part : parts)
-      total += part.size();
-    e.text_.resize(total);
-    char* out = e.text_.data();
-    Envelope::Span* spans[] = {&e.f_.urn,        &e.f_.trace_id,  &e.f_.meta_id,
-                               &e.f_.meta_queue, &e.f_.meta_lang, &e.f_.data_raw};
+  /// A new envelope holding the string fields in its single text allocation; everything else is
+  /// zero until set. Built in one go: default-constructing an envelope and then filling it in
+  /// costs a block clear of the whole object.
+  static Envelope with_strings(const Strings& s) {
+    const std::size_t total = s.urn.size() + s.trace_id.size() + s.meta_id.size() +
+                              s.meta_queue.size() + s.meta_lang.size() + s.data_raw.size();
+    std::unique_ptr<char[]> text;
+    if (total != 0) text = std::make_unique_for_overwrite<char[]>(total);
+    char* const out = text.get();
     std::size_t at = 0;
-    for (std::size_t i = 0; i < 6; ++i) {
-      copy_short(out + at, parts[i]);
-      *spans[i] = Envelope::Span{at, parts[i].size()};
-      at += parts[i].size();
-    }
+    // Spelled out rather than looped over arrays of parts and spans, which cost more than the
+    // copies of these short strings.
+    const auto put = [out, &at](std::string_view part) {
+      copy_short(out + at, part);
+      const Envelope::Span span{at, part.size()};
+      at += part.size();
+      return span;
+    };
+    Envelope::Fields f;
+    f.urn = put(s.urn);
+    f.trace_id = put(s.trace_id);
+    f.meta_id = put(s.meta_id);
+    f.meta_queue = put(s.meta_queue);
+    f.meta_lang = put(s.meta_lang);
+    f.data_raw = put(s.data_raw);
+    return Envelope(std::move(text), f);
   }
   /// memcpy for the short strings of an envelope, without a library call for up to 32 bytes.
   static void copy_short(char* dst, std::string_view src) {
@@ -47,12 +57,15 @@ struct detail_access {
     } else if (n >= 8) {
       std::memcpy(dst, src.data(), 8);
       std::memcpy(dst + n - 8, src.data() + n - 8, 8);
+    } else if (n >= 4) {
+      std::memcpy(dst, src.data(), 4);
+      std::memcpy(dst + n - 4, src.data() + n - 4, 4);
     } else {
       for (std::size_t i = 0; i < n; ++i)
         dst[i] = src[i];
     }
   }
-  /// Marks `data` as held by the raw text given to set_strings (parsed on first access).
+  /// Marks `data` as held by the raw text given to with_strings (parsed on first access).
   static void set_data_pending(Envelope& e, bool canonical) {
     e.f_.has_data = true;
     e.f_.data_raw_canonical = canonical;
@@ -66,8 +79,11 @@ struct detail_access {
     }
     return e.view(e.f_.data_raw);
   }
-  static Json& data(Envelope& e) { return e.data_; }
-  static void set_has_data(Envelope& e, bool v) { e.f_.has_data = v; }
+  /// Sets `data` to an object (make).
+  static void set_data(Envelope& e, Json data) {
+    e.data_ = std::move(data);
+    e.f_.has_data = true;
+  }
   static void set_meta(Envelope& e, bool present, bool has_version, std::int64_t version,
                        std::int64_t created_at) {
     e.f_.has_meta = present;
@@ -79,9 +95,8 @@ struct detail_access {
     e.f_.has_attempts = present;
     e.f_.attempts = n;
   }
-  static RawMembers& unknown(Envelope& e) { return e.unknown_; }
-  static RawMembers& meta_unknown(Envelope& e) { return e.meta_unknown_; }
-  static std::optional<DeadLetter>& dead_letter(Envelope& e) { return e.dead_letter_; }
+  /// The unknown members and the dead-letter block, created on first use.
+  static Envelope::Extras& extras(Envelope& e) { return e.mutable_extras(); }
 };
 
 }  // namespace babelqueue

@@ -3,9 +3,11 @@
 #pragma once
 
 // The strict RFC 8259 scanner shared by Json::parse, envelope decode and the poison record.
-// Input must already be valid UTF-8 (checked once per body with simdjson::validate_utf8), so the
-// scanner only looks at ASCII structure. It never throws and never recurses: containers are
-// tracked on an explicit stack, so hostile nesting costs memory proportional to the depth limit.
+// It only looks at ASCII structure: UTF-8 is validated separately, by the caller, before its
+// result is used. Outside strings every accepted byte is ASCII, and scan_string flags a string
+// byte >= 0x80 in Cursor::non_ascii, so a text that scans without the flag needs no UTF-8 pass.
+// It never throws and never recurses: containers are tracked on an explicit stack, so hostile
+// nesting costs memory proportional to the depth limit.
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +30,8 @@ struct Cursor {
   const char* end;
   const char* error = nullptr;  // static message, set on the first error
   std::size_t error_offset = 0;
-  bool saw_ws = false;  // whitespace was skipped somewhere (the text is not compact)
+  bool saw_ws = false;     // whitespace was skipped somewhere (the text is not compact)
+  bool non_ascii = false;  // a string held a byte >= 0x80
 
   Cursor(const char* b, const char* e) : begin(b), p(b), end(e) {}
   explicit Cursor(std::string_view s) : Cursor(s.data(), s.data() + s.size()) {}
@@ -45,15 +48,14 @@ struct Cursor {
   [[nodiscard]] std::size_t offset() const { return static_cast<std::size_t>(p - begin); }
 };
 
+inline bool is_ws(char ch) {
+  return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
 inline void skip_ws(Cursor& c) {
-  while (c.p < c.end) {
-    const char ch = *c.p;
-    if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
-      ++c.p;
-      c.saw_ws = true;
-    } else {
-      break;
-    }
+  while (c.p < c.end && is_ws(*c.p)) {
+    ++c.p;
+    c.saw_ws = true;
   }
 }
 
@@ -75,13 +77,15 @@ inline const char* find_string_special(const char* p, const char* end) {
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i ctrl_max = _mm_set1_epi8(0x1F);
+  const __m128i space = _mm_set1_epi8(0x20);
   while (end - p >= 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // As signed bytes, both the control characters and the bytes >= 0x80 are below ' '.
+    const __m128i other = kStopAtNonAscii ? _mm_cmplt_epi8(v, space)
+                                          : _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl_max), ctrl_max);
     const __m128i hits =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                     _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl_max), ctrl_max));
-    int mask = _mm_movemask_epi8(hits);
-    if constexpr (kStopAtNonAscii) mask |= _mm_movemask_epi8(v);
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), other);
+    const int mask = _mm_movemask_epi8(hits);
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
@@ -119,7 +123,13 @@ inline bool scan_string(Cursor& c, RawString& out) {
   const char* start = ++c.p;  // past the opening quote
   bool escaped = false;
   for (;;) {
-    const char* s = find_string_special(c.p, c.end);
+    const char* s = find_string_special<true>(c.p, c.end);
+    if (s < c.end && static_cast<unsigned char>(*s) >= 0x80) {
+      // The first such byte of a stretch between escapes stops the search; flag it and search
+      // the rest of the stretch without stopping at them.
+      c.non_ascii = true;
+      s = find_string_special(s, c.end);
+    }
     if (s >= c.end) {
       c.p = c.end;
       return c.fail("unterminated string");

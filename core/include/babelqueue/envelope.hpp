@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,7 +77,7 @@ class BABELQUEUE_EXPORT Envelope {
   /// The business payload; an empty object when absent or null (see `has_data()`).
   /// @throws std::bad_alloc only (the text was validated by decode).
   [[nodiscard]] const Json& data() const {
-    if (data_state_.load(std::memory_order_acquire) == kDataReady) return data_;
+    if (data_state_.load(std::memory_order_acquire) == kDataReady && data_) return *data_;
     return parse_data();
   }
   /// False when `data` was absent or null in the decoded body.
@@ -96,12 +97,12 @@ class BABELQUEUE_EXPORT Envelope {
   [[nodiscard]] bool has_attempts() const noexcept { return f_.has_attempts; }
   /// The dead-letter block, present only on a message that sits on a dead-letter queue.
   [[nodiscard]] const std::optional<DeadLetter>& dead_letter() const noexcept {
-    return dead_letter_;
+    return extras().dead_letter;
   }
   /// Unknown top-level members, in first-seen order (encode sorts them by name).
-  [[nodiscard]] const RawMembers& unknown() const noexcept { return unknown_; }
+  [[nodiscard]] const RawMembers& unknown() const noexcept { return extras().unknown; }
   /// Unknown members of `meta`.
-  [[nodiscard]] const RawMembers& meta_unknown() const noexcept { return meta_unknown_; }
+  [[nodiscard]] const RawMembers& meta_unknown() const noexcept { return extras().meta_unknown; }
 
   /// Sets `attempts` (the only field that changes in flight).
   void set_attempts(std::int64_t n) noexcept {
@@ -111,7 +112,7 @@ class BABELQUEUE_EXPORT Envelope {
   /// Replaces `data` (e.g. after GDPR unprotect).
   void set_data(Json data);
   /// Sets or clears the dead-letter block.
-  void set_dead_letter(std::optional<DeadLetter> block) { dead_letter_ = std::move(block); }
+  void set_dead_letter(std::optional<DeadLetter> block);
 
   friend BABELQUEUE_EXPORT bool operator==(const Envelope& a, const Envelope& b) noexcept;
 
@@ -121,38 +122,54 @@ class BABELQUEUE_EXPORT Envelope {
     std::size_t off = 0;
     std::size_t len = 0;
   };
+  // The parts most messages lack, held out of line so that moving and destroying an envelope
+  // stays a handful of instructions.
+  struct Extras {
+    std::optional<DeadLetter> dead_letter;
+    RawMembers unknown;
+    RawMembers meta_unknown;
+  };
+  static const Extras kNoExtras;
+
   [[nodiscard]] std::string_view view(Span s) const noexcept {
-    return std::string_view(text_).substr(s.off, s.len);
+    return std::string_view(text_.get() + s.off, s.len);
   }
+  [[nodiscard]] const Extras& extras() const noexcept { return extras_ ? *extras_ : kNoExtras; }
+  Extras& mutable_extras();
   const Json& parse_data() const;
   void copy_data_from(const Envelope& other);
-  void move_data_from(Envelope& other) noexcept;
+  int take_data_state() noexcept;
+  void clear_fields() noexcept;
 
-  static constexpr int kDataReady = 0;    // data_ holds the payload
-  static constexpr int kDataPending = 1;  // data_raw_ holds it, not parsed yet
-  static constexpr int kDataParsing = 2;  // one thread is parsing data_raw_
+  static constexpr int kDataReady = 0;    // data_ holds the payload (none: an empty object)
+  static constexpr int kDataPending = 1;  // data_raw holds it, not parsed yet
+  static constexpr int kDataParsing = 2;  // one thread is parsing data_raw
 
-  // Everything but the payload and the member lists: trivially copyable.
+  // Everything but the payload and the extras: trivially copyable, and kept to 128 bytes so that
+  // clearing a moved-from envelope is a few vector stores.
   struct Fields {
     Span urn, trace_id, meta_id, meta_queue, meta_lang;
-    Span data_raw;                    // raw JSON of a decoded data object, in text_
-    bool data_raw_canonical = false;  // data_raw can be re-emitted verbatim
+    Span data_raw;  // raw JSON of a decoded data object, last in text_
     std::int64_t schema_version = 0;
     std::int64_t created_at = 0;
     std::int64_t attempts = 0;
+    bool data_raw_canonical = false;  // data_raw can be re-emitted verbatim
     bool has_data = false;
     bool has_meta = false;
     bool has_schema_version = false;
     bool has_attempts = false;
   };
+  // A decoded or made envelope: every string field in `text`.
+  Envelope(std::unique_ptr<char[]> text, const Fields& fields) noexcept
+      : text_(std::move(text)), f_(fields) {}
+  // Bytes in text_: data_raw is stored last.
+  [[nodiscard]] std::size_t text_size() const noexcept { return f_.data_raw.off + f_.data_raw.len; }
 
-  std::string text_;  // one allocation holding every string field (and data_raw)
+  std::unique_ptr<char[]> text_;  // one allocation holding every string field (and data_raw)
   Fields f_;
-  mutable Json data_ = Json(JsonObject{});
+  mutable std::optional<Json> data_;  // only once parsed or set: a decoded payload stays text
   mutable std::atomic<int> data_state_{kDataReady};
-  std::optional<DeadLetter> dead_letter_;
-  RawMembers unknown_;
-  RawMembers meta_unknown_;
+  std::unique_ptr<Extras> extras_;
 };
 
 }  // namespace babelqueue
