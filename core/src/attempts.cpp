@@ -17,6 +17,8 @@
 namespace babelqueue {
 namespace {
 
+using detail::json_type_name;
+
 // Finds the effective top-level `attempts` member during one strict scan. Every occurrence
 // overwrites the previous one, so the last wins (ENV-19) and earlier ones stay untouched.
 struct AttemptsFinder {
@@ -83,22 +85,6 @@ struct AttemptsFinder {
     if (take()) value = std::string_view(cursor->p - 4, 4);
   }
 };
-
-const char* json_type_name(char first) {
-  switch (first) {
-    case '[':
-      return "array";
-    case '"':
-      return "string";
-    case 't':
-    case 'f':
-      return "boolean";
-    case 'n':
-      return "null";
-    default:
-      return "number";
-  }
-}
 
 std::string splice(std::string_view body, std::size_t at, std::size_t erase,
                    std::string_view insert) {

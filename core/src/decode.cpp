@@ -18,26 +18,9 @@ namespace babelqueue {
 namespace {
 
 using detail::Cursor;
+using detail::json_type_name;
 using detail::RawNumber;
 using detail::RawString;
-
-const char* json_type_name(char first) {
-  switch (first) {
-    case '{':
-      return "object";
-    case '[':
-      return "array";
-    case '"':
-      return "string";
-    case 't':
-    case 'f':
-      return "boolean";
-    case 'n':
-      return "null";
-    default:
-      return "number";
-  }
-}
 
 // The first member-type problem of the winning values (ENV-20); reported after the scan, because
 // a later duplicate may replace a badly typed earlier one (ENV-19).

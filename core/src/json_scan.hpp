@@ -267,6 +267,25 @@ struct RawNumber {
   bool integer = true;
 };
 
+/// The JSON type of a value from its first byte, for error texts ("expected object, got array").
+inline const char* json_type_name(char first) {
+  switch (first) {
+    case '{':
+      return "object";
+    case '[':
+      return "array";
+    case '"':
+      return "string";
+    case 't':
+    case 'f':
+      return "boolean";
+    case 'n':
+      return "null";
+    default:
+      return "number";
+  }
+}
+
 inline bool is_digit(char ch) {
   return ch >= '0' && ch <= '9';
 }
