@@ -729,7 +729,9 @@ void App::handle(std::string_view urn, Handler handler) {
   impl_->handle(urn, std::move(handler));
 }
 
-void App::handle_any(Handler handler) { impl_->handle_any(std::move(handler)); }
+void App::handle_any(Handler handler) {
+  impl_->handle_any(std::move(handler));
+}
 
 std::string App::publish(std::string_view urn, Json data, const PublishOptions& options) {
   return publish_with_headers(urn, std::move(data), Headers{}, options);
