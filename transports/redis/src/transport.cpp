@@ -114,9 +114,9 @@ class RedisTransport::Impl {
                                                      QueueState& st);
   void append_ack_calls(const std::vector<PendingAck>& acks, std::vector<Call>& calls,
                         std::vector<Keys>& key_storage) const;
-  // Reads the replies of the ack calls at the front of `replies`; returns how many it used.
-  std::size_t settle_ack_replies(const std::vector<PendingAck>& acks,
-                                 const std::vector<ReplyPtr>& replies) const;
+  // Reads the replies of the ack calls at the front of `replies`.
+  void settle_ack_replies(const std::vector<PendingAck>& acks,
+                          const std::vector<ReplyPtr>& replies) const;
   void restore_pending(std::vector<PendingAck>&& acks);
   std::vector<PendingAck> take_pending();
   ReceivedMessage make_message(std::string_view queue, std::string_view stored, std::string member,
@@ -308,8 +308,8 @@ void RedisTransport::Impl::append_ack_calls(const std::vector<PendingAck>& acks,
   }
 }
 
-std::size_t RedisTransport::Impl::settle_ack_replies(const std::vector<PendingAck>& acks,
-                                                     const std::vector<ReplyPtr>& replies) const {
+void RedisTransport::Impl::settle_ack_replies(const std::vector<PendingAck>& acks,
+                                              const std::vector<ReplyPtr>& replies) const {
   std::size_t used = 0;
   for (std::size_t i = 0; i < acks.size();) {
     std::size_t j = i;
@@ -327,7 +327,6 @@ std::size_t RedisTransport::Impl::settle_ack_replies(const std::vector<PendingAc
     }
     i = j;
   }
-  return used;
 }
 
 ReceivedMessage RedisTransport::Impl::make_message(std::string_view queue, std::string_view stored,
