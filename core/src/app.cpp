@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -42,32 +41,6 @@ struct StringHash {
     return std::hash<std::string_view>{}(s);
   }
 };
-
-std::string_view level_name(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::Debug:
-      return "debug";
-    case LogLevel::Info:
-      return "info";
-    case LogLevel::Warning:
-      return "warning";
-    case LogLevel::Error:
-      return "error";
-  }
-  return "log";
-}
-
-// The default logger (RT-6): warnings and errors to stderr, one write per line.
-void default_log(LogLevel level, std::string_view text) {
-  if (level < LogLevel::Warning) return;
-  std::string line = "babelqueue: ";
-  line += level_name(level);
-  line += ": ";
-  line += text;
-  line += '\n';
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fflush(stderr);
-}
 
 // The unknown-URN cause (D7, D11, ENV-39).
 FailureCause unknown_urn_cause(std::string_view urn) {
@@ -186,14 +159,7 @@ class App::Impl {
   [[nodiscard]] const DeadLetterNaming* naming() const noexcept { return naming_; }
 
   void log(LogLevel level, std::string_view text) const noexcept {
-    try {
-      if (opt_.logger) {
-        opt_.logger(level, text);
-      } else {
-        default_log(level, text);
-      }
-    } catch (...) {  // a logger must never take the worker down
-    }
+    log_to(opt_.logger, level, text);
   }
 
   // Wakes every interruptible wait (backoff, rewind pause) after App::stop().

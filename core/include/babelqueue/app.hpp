@@ -7,6 +7,7 @@
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/log.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <atomic>
@@ -34,8 +35,6 @@ enum class UnknownUrnStrategy { Fail, Delete, Release, DeadLetter };
 BABELQUEUE_EXPORT UnknownUrnStrategy parse_unknown_urn_strategy(std::string_view text);
 /// The wire spelling of a strategy.
 BABELQUEUE_EXPORT std::string_view to_string(UnknownUrnStrategy strategy) noexcept;
-
-enum class LogLevel { Debug, Info, Warning, Error };
 
 /// The header a redrive stamps on replays (HLP-25).
 inline constexpr std::string_view REPLAY_BYPASS_HEADER = "bq-replay-bypass";
@@ -107,8 +106,8 @@ struct AppOptions {
   std::function<void(const ReceivedMessage&, const Error&)> on_dead_letter_error = {};
   /// Observe a transient pop error that consume rides out, with the wait before the next try.
   std::function<void(const Error&, std::chrono::milliseconds backoff)> on_consume_error = {};
-  /// Where the App logs; default: warnings and errors to stderr.
-  std::function<void(LogLevel, std::string_view)> logger = {};
+  /// Where the App logs; empty = `default_logger` (warnings and errors to stderr).
+  Logger logger = {};
 };
 
 /// Options of `App::publish`.

@@ -24,20 +24,6 @@ namespace babelqueue {
 /// The value `redrive` stamps into the `bq-replay-bypass` header (`REPLAY_BYPASS_HEADER`).
 inline constexpr std::string_view REPLAY_BYPASS_VALUE = "1";
 
-/// Capability: re-write a delivery to the queue it was read from exactly as it was (original
-/// bytes, the original out-of-band headers verbatim and the original record key), as a redrive
-/// restore needs it (05 KFK-15; C++ decision). Discovered with `dynamic_cast` like the RT-3
-/// capabilities. Without it, `redrive` restores through KeyedRepublisher, HeaderPublisher or
-/// plain `publish` (see `redrive`).
-///
-/// Thread-safety: as `Transport::publish`.
-class BABELQUEUE_EXPORT Restorer {
- public:
-  virtual ~Restorer() = default;
-  /// Writes `source.body` with `source.headers` and `source.key` back to `source.queue`.
-  virtual Status restore(const ReceivedMessage& source) = 0;
-};
-
 /// Options of `redrive` (HLP-20).
 struct RedriveOptions {
   /// Where to re-publish. Blank (empty or only whitespace): each message's

@@ -2,10 +2,12 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/envelope.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
 
 #include <any>
+#include <cstddef>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -19,6 +21,10 @@
 /// The transport contract (RT-1..RT-3): the seam between the App runtime and a broker.
 /// Transport methods never throw across the interface (RT-2): they return a `Status` or a
 /// `Result`, whose error carries `code()` and `is_transient()`.
+///
+/// A transport implements `Transport` and, by multiple inheritance, the capabilities below that
+/// its broker really offers; the App and the tools discover them with `dynamic_cast` (see
+/// `capability<T>()`). Transport authors: see `babelqueue/spi/` for the kit.
 
 namespace babelqueue {
 
@@ -70,6 +76,10 @@ struct ReceivedMessage {
   std::string route;
   /// Source record key (Kafka): nullopt = null key, empty = empty key.
   std::optional<std::string> key;
+  /// The body decoded by the transport when it had to decode it anyway (to classify poison):
+  /// the App uses it instead of decoding `body` a second time (decode once). Must be exactly
+  /// `try_decode(body)`'s value; leave it empty when the transport did not decode.
+  std::optional<Envelope> decoded;
 };
 
 /// The core transport interface (RT-2).
@@ -87,9 +97,17 @@ class BABELQUEUE_EXPORT Transport {
                                                      std::chrono::milliseconds timeout) = 0;
   /// Acknowledges (removes) a reserved message.
   virtual Status ack(const ReceivedMessage& msg) = 0;
-  /// Releases resources; afterwards every call fails with ErrorCode::Closed.
+  /// Releases resources; afterwards every call fails with ErrorCode::Closed. Idempotent. Work
+  /// the transport still holds (pending acks, prefetched messages) is settled or given back
+  /// first; a Flusher reports a failure of that through `flush()` before closing.
   virtual void close() = 0;
 };
+
+/// The capability `T` of `transport`, or nullptr when it does not have it.
+template <class T>
+[[nodiscard]] T* capability(Transport& transport) noexcept {
+  return dynamic_cast<T*>(&transport);
+}
 
 /// Capability: carry headers beside the body (RT-3).
 class BABELQUEUE_EXPORT HeaderPublisher {
@@ -145,6 +163,87 @@ class BABELQUEUE_EXPORT BrokerDeadLetter {
   virtual ~BrokerDeadLetter() = default;
   virtual Status hand_to_broker(const ReceivedMessage& msg, std::string_view why) = 0;
 };
+
+/// Capability: publish a body that becomes visible after `delay` (Redis Laravel layout `:delayed`,
+/// RabbitMQ TTL holding queues, SQS DelaySeconds, ...). A delay <= 0 publishes at once.
+///
+/// Thread-safety: as `Transport::publish`.
+class BABELQUEUE_EXPORT DelayedPublisher {
+ public:
+  virtual ~DelayedPublisher() = default;
+  virtual Status publish_delayed(std::string_view queue, std::string body,
+                                 std::chrono::milliseconds delay) = 0;
+};
+
+/// Capability: send what the transport batched (pipelined acks, commits) now; the first error.
+/// `close()` flushes too but cannot report a failure: call `flush()` first when it matters.
+///
+/// Thread-safety: safe from any thread.
+class BABELQUEUE_EXPORT Flusher {
+ public:
+  virtual ~Flusher() = default;
+  virtual Status flush() = 0;
+};
+
+/// Counts of one queue as the broker reports them; a figure the broker does not have is nullopt.
+struct QueueStats {
+  /// Ready to be delivered.
+  std::optional<std::int64_t> ready;
+  /// Delivered and not yet settled.
+  std::optional<std::int64_t> in_flight;
+  /// Scheduled for later (delayed publishes and releases).
+  std::optional<std::int64_t> delayed;
+  /// Records in the queue's dead-letter queue.
+  std::optional<std::int64_t> dead_letter;
+  /// Consumers attached, where the broker knows it.
+  std::optional<std::int64_t> consumers;
+  /// Broker-specific figures, in display order (e.g. per-partition offsets and lag).
+  std::vector<std::pair<std::string, std::string>> details;
+};
+
+/// One message read by `Inspector::peek`: what a consumer would receive.
+struct PeekedMessage {
+  /// The raw payload, unframed.
+  std::string body;
+  /// Its out-of-band headers; empty when none.
+  Headers headers;
+};
+
+/// Capability: look at a queue without consuming from it (`babelqueue queue stats`, `dlq list`).
+///
+/// Thread-safety: safe from any thread.
+class BABELQUEUE_EXPORT Inspector {
+ public:
+  virtual ~Inspector() = default;
+  /// The counts of `queue`; `dead_letter_queue` names its dead-letter queue (blank: the default
+  /// name, `default_dead_letter_name`).
+  virtual Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) = 0;
+  /// Up to `max` (0 = all) messages of `queue`, head first, leaving every one where it is.
+  virtual Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) = 0;
+};
+
+/// Capability: re-write a delivery to the queue it was read from exactly as it was (original
+/// bytes, the original out-of-band headers verbatim and the original record key), as a redrive
+/// restore needs it (05 KFK-15; C++ decision). Without it, `redrive` restores through
+/// KeyedRepublisher, HeaderPublisher or plain `publish` (see `redrive`).
+///
+/// Thread-safety: as `Transport::publish`.
+class BABELQUEUE_EXPORT Restorer {
+ public:
+  virtual ~Restorer() = default;
+  /// Writes `source.body` with `source.headers` and `source.key` back to `source.queue`.
+  virtual Status restore(const ReceivedMessage& source) = 0;
+};
+
+/// The dead-letter suffix of RT-7 when neither the App nor the transport names another.
+inline constexpr std::string_view DEFAULT_DEAD_LETTER_SUFFIX = ".dlq";
+
+/// `queue` + `.dlq` (RT-7): the one default dead-letter queue name.
+[[nodiscard]] inline std::string default_dead_letter_name(std::string_view queue) {
+  std::string name(queue);
+  name += DEFAULT_DEAD_LETTER_SUFFIX;
+  return name;
+}
 
 /// Capability: a transport-specific default dead-letter queue name (RT-7).
 class BABELQUEUE_EXPORT DeadLetterNaming {

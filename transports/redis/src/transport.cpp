@@ -15,7 +15,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -59,13 +58,6 @@ std::int64_t now_seconds() {
 
 std::int64_t ceil_seconds(milliseconds d) {
   return (std::max<std::int64_t>(d.count(), 0) + 999) / 1000;
-}
-
-void default_logger(LogLevel level, std::string_view text) {
-  if (level < LogLevel::Warning) return;
-  std::cerr << (level == LogLevel::Warning ? "babelqueue redis warning: "
-                                           : "babelqueue redis error: ")
-            << text << '\n';
 }
 
 }  // namespace
@@ -150,7 +142,6 @@ Options RedisTransport::Impl::validated(Options o) {
     throw ConfigError("redis laravel_key_prefix must not be empty");
   }
   if (o.processing_suffix.empty()) throw ConfigError("redis processing_suffix must not be empty");
-  if (!o.logger) o.logger = default_logger;
   return o;
 }
 
@@ -186,7 +177,7 @@ RedisTransport::Impl::QueueState& RedisTransport::Impl::state_for(std::string_vi
 }
 
 void RedisTransport::Impl::log(LogLevel level, const std::string& text) const {
-  opt_.logger(level, text);
+  log_to(opt_.logger, level, text);
 }
 
 void RedisTransport::Impl::warn_expired(std::string_view op, std::string_view queue) const {

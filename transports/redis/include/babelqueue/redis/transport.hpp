@@ -2,7 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/log.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
 #include <babelqueue/transport.hpp>
@@ -83,7 +83,7 @@ struct Options {
 
   /// Where the transport logs (the RDS-9 "reservation expired" warnings, reconnects); default:
   /// warnings and errors to stderr.
-  std::function<void(LogLevel, std::string_view)> logger = {};
+  Logger logger = {};
 };
 
 /// Parses `redis://[[user]:password@]host[:port][/db][?option=value&...]` (also `unix:///path`)
