@@ -56,8 +56,11 @@ void add_envelope_commands(CLI::App& app, Context& ctx);
 void add_conformance_command(CLI::App& app, Context& ctx);
 void add_bench_commands(CLI::App& app, Context& ctx);
 void add_demo_command(CLI::App& app, Context& ctx);
-/// publish, work, queue stats, dlq list/redrive and `bench redis` (built with the Redis
-/// transport only). Call after add_bench_commands: `bench redis` joins its `bench` command.
-void add_redis_commands(CLI::App& app, Context& ctx);
+void add_publish_command(CLI::App& app, Context& ctx);
+void add_work_command(CLI::App& app, Context& ctx);
+void add_queue_command(CLI::App& app, Context& ctx);
+void add_dlq_command(CLI::App& app, Context& ctx);
+/// `bench transport`, a subcommand of `bench` (add_bench_commands).
+void add_bench_transport_command(CLI::App& bench, Context& ctx);
 
 }  // namespace babelqueue::cli

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// babelqueue: envelope tools, the conformance runner and benchmarks over the public API.
+// babelqueue: queue tools, envelope tools, the conformance runner and benchmarks over the
+// public API.
 
 #include <babelqueue/errors.hpp>
 
@@ -31,8 +32,8 @@ namespace cli = babelqueue::cli;
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "BabelQueue: the order-workflow demo, envelope tools, the conformance runner and\n"
-      "benchmarks.",
+      "BabelQueue: queue tools for every built transport (publish, work, queue stats, dlq),\n"
+      "the order-workflow demo, envelope tools, the conformance runner and benchmarks.",
       "babelqueue"};
   app.set_version_flag("--version", std::string("babelqueue ") + BABELQUEUE_VERSION);
   app.require_subcommand(1);
@@ -46,9 +47,11 @@ int run(int argc, char** argv) {
   cli::add_conformance_command(app, ctx);
   cli::add_bench_commands(app, ctx);
   cli::add_demo_command(app, ctx);
-#if BABELQUEUE_HAVE_REDIS
-  cli::add_redis_commands(app, ctx);
-#endif
+  cli::add_bench_transport_command(*app.get_subcommand("bench"), ctx);
+  cli::add_publish_command(app, ctx);
+  cli::add_work_command(app, ctx);
+  cli::add_queue_command(app, ctx);
+  cli::add_dlq_command(app, ctx);
 
   try {
     app.parse(argc, argv);

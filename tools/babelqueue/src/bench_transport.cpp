@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// babelqueue bench transport --url URL: publish and consume throughput of any transport,
+// through the App, with a no-op handler.
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/secure_random.hpp>
+
+#include "cli.hpp"
+#include "transport_args.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace babelqueue::cli {
+namespace {
+
+struct TransportBenchArgs {
+  TransportArgs transport;
+  long messages = 100'000;
+  int workers = 4;
+  bool json = false;
+};
+
+constexpr std::string_view kBenchUrn = "urn:babel:orders:created";
+// The pipeline depth of `redis-benchmark -P 16`, the figure the batched publish compares with.
+constexpr std::size_t kBenchBatch = 16;
+// The untimed warm-up round: connections open, scripts loaded, allocator warm.
+constexpr long kWarmUpMessages = 1000;
+
+using Clock = std::chrono::steady_clock;
+
+double rate(long messages, Clock::duration elapsed) {
+  return static_cast<double>(messages) /
+         std::max(std::chrono::duration<double>(elapsed).count(), 1e-9);
+}
+
+// Two fresh queues: `each` is filled one publish at a time, `batched` in batches (or one at a
+// time when the transport has no BatchPublisher); one worker drains `each`, N workers `batched`.
+class TransportBench {
+ public:
+  TransportBench(OpenedTransport opened, int workers)
+      : opened_(std::move(opened)),
+        workers_(workers),
+        each_("bench-" + secure_random_hex(6)),
+        batched_(each_ + "-batch"),
+        batch_(capability<BatchPublisher>(*opened_.transport)),
+        publisher_(opened_.transport, AppOptions{.default_queue = each_}) {}
+
+  [[nodiscard]] bool has_batches() const { return batch_ != nullptr; }
+  [[nodiscard]] const std::string& queue() const { return each_; }
+
+  Clock::duration publish_each(long n) { return publish_one_at_a_time(each_, n); }
+
+  // The batched round; without a BatchPublisher the queue is still filled, untimed (nullopt).
+  std::optional<Clock::duration> publish_batched(long n) {
+    if (batch_ == nullptr) {
+      (void)publish_one_at_a_time(batched_, n);
+      return std::nullopt;
+    }
+    const auto start = Clock::now();
+    std::vector<std::string> bodies;
+    for (long i = 0; i < n; ++i) {
+      bodies.push_back(encode(make(kBenchUrn, data_, {.queue = batched_})));
+      if (bodies.size() == kBenchBatch || i + 1 == n) {
+        batch_->publish_batch(batched_, std::move(bodies)).throw_if_error();
+        bodies = {};
+      }
+    }
+    return Clock::now() - start;
+  }
+
+  Clock::duration consume_each(long n) { return consume(each_, n, 1); }
+  Clock::duration consume_batched(long n) { return consume(batched_, n, workers_); }
+
+  // With the last acknowledgements sent both queues must be empty, or the figures did not
+  // measure what they claim. A transport without an Inspector is taken at its word.
+  void check_empty_and_close() {
+    if (!flush_pending(*opened_.transport)) {
+      throw Error(ErrorCode::Transport, "bench transport: the last acknowledgements failed");
+    }
+    if (Inspector* inspector = capability<Inspector>(*opened_.transport)) {
+      for (const std::string& queue : {each_, batched_}) {
+        const QueueStats s = inspector->stats(queue, {}).value();
+        const std::int64_t left = s.ready.value_or(0) + s.in_flight.value_or(0) +
+                                  s.delayed.value_or(0) + s.dead_letter.value_or(0);
+        if (left != 0) {
+          throw Error(ErrorCode::Transport, "bench transport: queue " + queue + " still holds " +
+                                                std::to_string(left) + " messages");
+        }
+      }
+    }
+    opened_.transport->close();
+  }
+
+  [[nodiscard]] std::size_t message_bytes() const {
+    return encode(make(kBenchUrn, data_, {.queue = each_})).size();
+  }
+
+ private:
+  Clock::duration publish_one_at_a_time(const std::string& queue, long n) {
+    const auto start = Clock::now();
+    for (long i = 0; i < n; ++i)
+      publisher_.publish(kBenchUrn, data_, {.queue = queue});
+    return Clock::now() - start;
+  }
+
+  // Until `n` messages were handled by `workers` handlers at once; the time to the last one.
+  Clock::duration consume(const std::string& queue, long n, int workers) {
+    App app(opened_.transport, AppOptions{.default_queue = queue,
+                                          .poll_timeout = std::chrono::milliseconds(100),
+                                          .concurrency = workers});
+    std::atomic<long> handled{0};
+    std::atomic<bool> done{false};
+    const auto finish = [&done] {
+      done.store(true);
+      done.notify_all();
+    };
+    app.handle(kBenchUrn, Handler([&](babelqueue::Context&, const Envelope&) {
+                 if (handled.fetch_add(1, std::memory_order_relaxed) + 1 == n) finish();
+                 return Status{};
+               }));
+    Status status;
+    const auto start = Clock::now();
+    std::thread consumer([&] {
+      status = app.consume(queue);
+      finish();
+    });
+    done.wait(false);
+    const auto elapsed = Clock::now() - start;
+    app.stop();
+    consumer.join();
+    if (handled.load() != n) {
+      throw Error(ErrorCode::Transport,
+                  "bench transport: consumed " + std::to_string(handled.load()) + " of " +
+                      std::to_string(n) + " messages" +
+                      (status.ok() ? std::string() : std::string(": ") + status.error().what()));
+    }
+    return elapsed;
+  }
+
+  OpenedTransport opened_;
+  int workers_;
+  std::string each_;
+  std::string batched_;
+  BatchPublisher* batch_;
+  App publisher_;
+  Json data_ = Json::object({{"order_id", 1042}});
+};
+
+int run_bench_transport(const TransportBenchArgs& a) {
+  OpenedTransport opened = open_transport_of(a.transport);
+  const std::string component = opened.component;
+  const std::string url = opened.redacted_url;
+  TransportBench bench(std::move(opened), a.workers);
+
+  const long warm = std::min(a.messages, kWarmUpMessages);
+  (void)bench.publish_each(warm);
+  (void)bench.publish_batched(warm);
+  (void)bench.consume_each(warm);
+  (void)bench.consume_batched(warm);
+
+  const double publish_rate = rate(a.messages, bench.publish_each(a.messages));
+  const std::optional<Clock::duration> batched = bench.publish_batched(a.messages);
+  const double consume_rate = rate(a.messages, bench.consume_each(a.messages));
+  const double workers_rate = rate(a.messages, bench.consume_batched(a.messages));
+  const std::size_t bytes = bench.message_bytes();
+  bench.check_empty_and_close();
+
+  if (a.json) {
+    write_stdout(
+        Json::object({{"transport", component},
+                      {"messages", a.messages},
+                      {"workers", a.workers},
+                      {"publish_msgs_per_s", std::round(publish_rate)},
+                      {"publish_batch_msgs_per_s",
+                       batched ? Json(std::round(rate(a.messages, *batched))) : Json(nullptr)},
+                      {"consume_msgs_per_s", std::round(consume_rate)},
+                      {"consume_workers_msgs_per_s", std::round(workers_rate)}})
+            .dump() +
+        "\n");
+    return kExitOk;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%s (%s), %ld messages of %zu bytes, no-op handler\n",
+                url.c_str(), component.c_str(), a.messages, bytes);
+  std::string out = line;
+  const auto row = [&](const std::string& label, const std::optional<double>& msgs_per_s) {
+    if (msgs_per_s) {
+      std::snprintf(line, sizeof line, "  %-24s %12.0f msg/s\n", label.c_str(), *msgs_per_s);
+    } else {
+      std::snprintf(line, sizeof line, "  %-24s %12s (the %s transport cannot batch)\n",
+                    label.c_str(), "n/a", component.c_str());
+    }
+    out += line;
+  };
+  row("publish, one at a time", publish_rate);
+  row("publish, batches of " + std::to_string(kBenchBatch),
+      batched ? std::optional<double>(rate(a.messages, *batched)) : std::nullopt);
+  row("consume, 1 worker", consume_rate);
+  row("consume, " + std::to_string(a.workers) + (a.workers == 1 ? " worker" : " workers"),
+      workers_rate);
+  write_stdout(out);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bench_transport_command(CLI::App& bench, Context& ctx) {
+  auto args = std::make_shared<TransportBenchArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "transport",
+      "Throughput of the transport at --url (msg/s) on fresh queues bench-<hex>: N\n"
+      "one-at-a-time App publishes, N publishes in batches of 16 (a transport that can batch),\n"
+      "then the first N consumed by one worker and the other N by --workers handlers at once,\n"
+      "no-op handler; after an untimed warm-up. The queues are left empty.");
+  add_transport_options(cmd, args->transport);
+  cmd->add_option("--messages", args->messages, "N (default 100000)")
+      ->check(CLI::Range(1L, 100'000'000L));
+  cmd->add_option("--workers", args->workers, "Handlers of the second consume (default 4)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([&ctx, args] { ctx.action = [args] { return run_bench_transport(*args); }; });
+}
+
+}  // namespace babelqueue::cli
