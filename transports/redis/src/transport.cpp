@@ -77,7 +77,7 @@ class RedisTransport::Impl {
   Status dead_letter(const ReceivedMessage& msg, std::string_view dlq, std::string body);
   Status flush();
   Result<QueueStats> stats(std::string_view queue, std::string_view dlq);
-  Result<std::vector<std::string>> peek(std::string_view queue, std::size_t max);
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max);
   void close();
   Keys keys(std::string_view queue) const;
 
@@ -597,7 +597,7 @@ Status RedisTransport::Impl::dead_letter(const ReceivedMessage& msg, std::string
 Result<QueueStats> RedisTransport::Impl::stats(std::string_view queue, std::string_view dlq) {
   if (Status st = check_open(queue); !st) return st.error();
   const Keys k = keys(queue);
-  const std::string dlq_name = dlq.empty() ? std::string(queue) + ".dlq" : std::string(dlq);
+  const std::string dlq_name = dlq.empty() ? default_dead_letter_name(queue) : std::string(dlq);
   const std::string dlq_key = opt_.layout == Layout::Legacy ? dlq_name : keys(dlq_name).ready;
   std::vector<Call> calls(4);
   calls[0].args = {"LLEN", k.ready};
@@ -619,11 +619,16 @@ Result<QueueStats> RedisTransport::Impl::stats(std::string_view queue, std::stri
     if (r->type == REDIS_REPLY_ERROR) return detail::server_error("stats", r);
     n[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
   }
-  return QueueStats{n[0], n[1], n[2], n[3]};
+  QueueStats out;
+  out.ready = n[0];
+  out.in_flight = n[1];
+  if (opt_.layout == Layout::Laravel) out.delayed = n[2];
+  out.dead_letter = n[3];
+  return out;
 }
 
-Result<std::vector<std::string>> RedisTransport::Impl::peek(std::string_view queue,
-                                                            std::size_t max) {
+Result<std::vector<PeekedMessage>> RedisTransport::Impl::peek(std::string_view queue,
+                                                              std::size_t max) {
   if (Status st = check_open(queue); !st) return st.error();
   auto lease = pool_.acquire();
   if (!lease) return lease.error();
@@ -631,10 +636,19 @@ Result<std::vector<std::string>> RedisTransport::Impl::peek(std::string_view que
   auto r = (*lease)->command({"LRANGE", keys(queue).ready, "0", stop});
   if (!r) return r.error();
   if ((*r)->type == REDIS_REPLY_ERROR) return detail::server_error("peek", r->get());
-  std::vector<std::string> out;
+  std::vector<PeekedMessage> out;
   out.reserve((*r)->elements);
-  for (std::size_t i = 0; i < (*r)->elements; ++i)
-    out.emplace_back(detail::str((*r)->element[i]));
+  for (std::size_t i = 0; i < (*r)->elements; ++i) {
+    const std::string_view stored = detail::str((*r)->element[i]);
+    PeekedMessage m;
+    if (auto unframed = opt_.layout == Layout::Legacy ? detail::unframe(stored) : std::nullopt) {
+      m.body = std::move(unframed->body);
+      m.headers = std::move(unframed->headers);
+    } else {
+      m.body = std::string(stored);
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -756,7 +770,7 @@ Result<QueueStats> RedisTransport::stats(std::string_view queue,
                                          std::string_view dead_letter_queue) {
   return impl_->stats(queue, dead_letter_queue);
 }
-Result<std::vector<std::string>> RedisTransport::peek(std::string_view queue, std::size_t max) {
+Result<std::vector<PeekedMessage>> RedisTransport::peek(std::string_view queue, std::size_t max) {
   return impl_->peek(queue, max);
 }
 Keys RedisTransport::keys(std::string_view queue) const {

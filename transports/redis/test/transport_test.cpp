@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,19 +136,46 @@ TEST_P(RedisTransportTest, StatsAndPeek) {
   if (!legacy()) {
     ASSERT_TRUE(t.publish_delayed("orders", envelope(), 60s));
   }
-  auto stats = t.stats("orders");
+  auto stats = t.stats("orders", "");
   ASSERT_TRUE(stats.has_value()) << stats.error().what();
   EXPECT_EQ(stats->ready, 1);
   EXPECT_EQ(stats->in_flight, 1);
-  EXPECT_EQ(stats->delayed, legacy() ? 0 : 1);
+  // The default layout has no delayed set (RDS-13): the figure is unknown, not zero.
+  EXPECT_EQ(stats->delayed, legacy() ? std::nullopt : std::optional<std::int64_t>(1));
   EXPECT_EQ(stats->dead_letter, 1);
-  auto peeked = t.peek("orders.dlq");
+  auto peeked = t.peek("orders.dlq", 0);
   ASSERT_TRUE(peeked.has_value());
-  EXPECT_EQ(*peeked, std::vector<std::string>{"record"});
+  ASSERT_EQ(peeked->size(), 1u);
+  EXPECT_EQ((*peeked)[0].body, "record");
+  EXPECT_TRUE((*peeked)[0].headers.empty());
   auto one = t.peek("orders", 1);
   ASSERT_TRUE(one.has_value());
   EXPECT_EQ(one->size(), 1u);
-  EXPECT_EQ(t.stats("orders")->dead_letter, 1);  // peek changed nothing
+  EXPECT_EQ(t.stats("orders", "")->dead_letter, 1);  // peek changed nothing
+}
+
+TEST_P(RedisTransportTest, TheCapabilitiesAreReachableThroughTheTransportInterface) {
+  rd::RedisTransport t(options());
+  bq::Transport& base = t;
+  EXPECT_NE(bq::capability<bq::DelayedPublisher>(base), nullptr);
+  EXPECT_NE(bq::capability<bq::Flusher>(base), nullptr);
+  bq::Inspector* inspector = bq::capability<bq::Inspector>(base);
+  ASSERT_NE(inspector, nullptr);
+  const std::string body = envelope();
+  ASSERT_TRUE(t.publish_with_headers("orders", body, {{"traceparent", "00-abc-def-01"}}));
+  auto peeked = inspector->peek("orders", 0);
+  ASSERT_TRUE(peeked.has_value()) << peeked.error().what();
+  ASSERT_EQ(peeked->size(), 1u);
+  EXPECT_EQ((*peeked)[0].body, body);  // RDS-15: the frame is unwrapped, as pop would
+  if (legacy()) {
+    EXPECT_EQ((*peeked)[0].headers, (bq::Headers{{"traceparent", "00-abc-def-01"}}));
+  } else {
+    EXPECT_TRUE((*peeked)[0].headers.empty());  // RDS-43: the Laravel layout drops headers
+  }
+  auto stats = inspector->stats("orders", "elsewhere");
+  ASSERT_TRUE(stats.has_value()) << stats.error().what();
+  EXPECT_EQ(stats->ready, 1);
+  EXPECT_EQ(stats->dead_letter, 0);
 }
 
 TEST_P(RedisTransportTest, ReleaseRaisesAttemptsInTheStoredBody) {

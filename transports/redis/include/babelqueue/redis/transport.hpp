@@ -2,9 +2,9 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
-#include <babelqueue/log.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
+#include <babelqueue/log.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <chrono>
@@ -94,18 +94,6 @@ struct Options {
 /// @throws ConfigError on anything it cannot parse.
 BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 
-/// Counts of one queue (the `babelqueue queue stats` figures).
-struct QueueStats {
-  /// Ready to be reserved.
-  std::int64_t ready = 0;
-  /// Reserved and not yet settled (legacy: `:processing`; Laravel: `:reserved`).
-  std::int64_t in_flight = 0;
-  /// Waiting in `:delayed` (Laravel layout; always 0 in the legacy layout).
-  std::int64_t delayed = 0;
-  /// Records in the queue's dead-letter list.
-  std::int64_t dead_letter = 0;
-};
-
 /// The Redis keys one logical queue maps to (RDS-10, RDS-40).
 struct Keys {
   std::string ready;
@@ -120,9 +108,10 @@ struct Keys {
 /// A Transport over Redis >= 6.2.
 ///
 /// Capabilities: HeaderPublisher (legacy: the `__bq_frame`, Laravel: headers dropped), Releaser
-/// (attempts + 1 in the stored body), DeadLetterer (reservation-gated), BatchPublisher. In the
-/// Laravel layout every queue name the App passes, dead-letter names included, becomes
-/// prefix + name (RDS-41).
+/// (attempts + 1 in the stored body), DeadLetterer (reservation-gated), BatchPublisher,
+/// DelayedPublisher (Laravel layout only), Flusher (pipelined acks), Inspector (counts and
+/// LRANGE peek). In the Laravel layout every queue name the App passes, dead-letter names
+/// included, becomes prefix + name (RDS-41).
 ///
 /// Connections: a small pool, opened on demand. A connection that fails is dropped and the
 /// operation returns a transient TransportError; the next call opens a new one (decision D-3:
@@ -137,7 +126,10 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
                                                public HeaderPublisher,
                                                public Releaser,
                                                public DeadLetterer,
-                                               public BatchPublisher {
+                                               public BatchPublisher,
+                                               public DelayedPublisher,
+                                               public Flusher,
+                                               public Inspector {
  public:
   /// Validates `options` (ConfigError on a bad value); connects lazily.
   explicit RedisTransport(Options options = {});
@@ -181,18 +173,21 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
   /// All `bodies` in order, in as few round trips as possible (variadic RPUSH, chunked).
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
 
-  // --- Redis specifics ---
   /// Laravel layout: ZADD `:delayed` at floor(now) + ceil(delay) (RDS-44); delay <= 0 publishes
   /// at once. Legacy layout: DelayUnsupported (RDS-13).
-  Status publish_delayed(std::string_view queue, std::string body, std::chrono::milliseconds delay);
+  Status publish_delayed(std::string_view queue, std::string body,
+                         std::chrono::milliseconds delay) override;
   /// Sends the pending pipelined acks now; the first error, if any.
-  Status flush();
-  /// Ready, in-flight, delayed and dead-letter counts of `queue` (dead-letter queue =
-  /// `queue` + ".dlq" unless `dead_letter_queue` is given).
-  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue = {});
+  Status flush() override;
+  /// Ready, in-flight, delayed (Laravel layout only; nullopt in the legacy layout, which has no
+  /// delayed set) and dead-letter counts of `queue`; the dead-letter queue is `queue` + ".dlq"
+  /// unless `dead_letter_queue` is given.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0 = all) values of `queue`'s ready list, head first, without changing
-  /// anything (LRANGE): what `babelqueue dlq list` shows of a dead-letter queue.
-  Result<std::vector<std::string>> peek(std::string_view queue, std::size_t max = 0);
+  /// anything (LRANGE); a legacy frame is unwrapped into body and headers (RDS-15).
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
+
+  // --- Redis specifics ---
   /// The keys `queue` maps to in this transport's layout.
   [[nodiscard]] Keys keys(std::string_view queue) const;
   /// The validated options.
