@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// The Redis commands of the `babelqueue` binary, run as a child process against the redis-server
-// the tests share, emptied before each test; keys are inspected with a raw client, independent of
-// the transport.
+// The queue commands of the `babelqueue` binary over redis://, run as a child process against the
+// redis-server the tests share, emptied before each test; keys are inspected with a raw client,
+// independent of the transport.
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
@@ -249,18 +249,21 @@ TEST_F(RedisCliTest, PublishPrintsTheIdAndQueueStatsCountsItReady) {
   EXPECT_EQ(env.meta().queue, "orders");
   EXPECT_EQ(env.data(), Json::object({{"order_id", 1042}}));
 
+  // Through the Inspector capability: the default layout has no delayed set (null).
   const Json s = stats("orders");
-  EXPECT_EQ(s.find("layout")->as_string(), "default");
+  EXPECT_EQ(s.find("queue")->as_string(), "orders");
+  EXPECT_EQ(s.find("dead_letter_queue")->as_string(), "orders.dlq");
   EXPECT_EQ(count(s, "ready"), 1);
   EXPECT_EQ(count(s, "in_flight"), 0);
-  EXPECT_EQ(count(s, "delayed"), 0);
+  EXPECT_TRUE(s.find("delayed")->is_null()) << s.dump();
   EXPECT_EQ(count(s, "dead_letter"), 0);
 
   const CliRun table = run_cli({"queue", "stats", "--url", url(), "--queue", "orders"});
   EXPECT_EQ(table.exit_code, 0) << table;
-  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  ready +1  orders\n"))) << table;
-  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  dead-letter +0  orders\\.dlq\n")))
-      << table;
+  EXPECT_EQ(table.out.rfind("queue orders (dead-letter queue orders.dlq)\n", 0), 0U) << table;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  ready +1\n"))) << table;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  delayed +n/a\n"))) << table;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n  dead-letter +0\n"))) << table;
 }
 
 TEST_F(RedisCliTest, PublishWithHeadersInTheDefaultLayoutStoresAFrame) {
@@ -291,7 +294,6 @@ TEST_F(RedisCliTest, LaravelPublishWithDelayIsCountedDelayed) {
   EXPECT_FALSE(raw().exists("laravel_database_queues:orders"));
 
   const Json s = stats("orders", laravel);
-  EXPECT_EQ(s.find("layout")->as_string(), "laravel");
   EXPECT_EQ(count(s, "delayed"), 1);
   EXPECT_EQ(count(s, "ready"), 0);
 }
@@ -309,7 +311,7 @@ TEST_F(RedisCliTest, PublishRejectsBadArgumentsAsUsageErrors) {
       {"publish", "--url", url(), "--queue", "orders", kUrn, "[1]"},
       {"publish", "--url", url(), "--queue", "orders", kUrn, "{\"order_id\":"},
       {"publish", "--url", url(), "--queue", "orders", "--header", "=v", kUrn},
-      {"publish", "--url", url(), "--queue", "orders", "--prefix", "app:", kUrn},
+      {"publish", "--url", "memory://", "--queue", "orders", "--layout", "laravel", kUrn},
       {"publish", "--url", url(), "--queue", "orders", "--layout", "zigzag", kUrn},
       {"publish", "--url", url(), "--queue", "orders", " "},
       {"publish", "--url", url(), kUrn},
@@ -440,14 +442,17 @@ TEST_F(RedisCliTest, WorkConsumesUntilSigtermThenExitsZero) {
   EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
 }
 
-TEST_F(RedisCliTest, BenchRedisPrintsJsonAndLeavesNothingBehind) {
-  const CliRun r = run_cli({"bench", "redis", "--url", url(), "--messages", "2000", "--json"});
+TEST_F(RedisCliTest, BenchTransportPrintsJsonAndLeavesNothingBehind) {
+  const CliRun r = run_cli(
+      {"bench", "transport", "--url", url(), "--messages", "2000", "--workers", "3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r;
   const Json out = Json::parse(r.out);
-  EXPECT_EQ(out.size(), 5U) << r.out;
+  EXPECT_EQ(out.size(), 7U) << r.out;
+  EXPECT_EQ(out.find("transport")->as_string(), "redis");
   EXPECT_EQ(out.find("messages")->as_int64(), 2000);
-  EXPECT_EQ(out.find("layout")->as_string(), "default");
-  for (const char* key : {"publish_msgs_per_s", "publish_batch_msgs_per_s", "consume_msgs_per_s"}) {
+  EXPECT_EQ(out.find("workers")->as_int64(), 3);
+  for (const char* key : {"publish_msgs_per_s", "publish_batch_msgs_per_s", "consume_msgs_per_s",
+                          "consume_workers_msgs_per_s"}) {
     const Json* v = out.find(key);
     ASSERT_NE(v, nullptr) << key;
     ASSERT_TRUE(v->as_int64().has_value()) << key;
@@ -456,12 +461,50 @@ TEST_F(RedisCliTest, BenchRedisPrintsJsonAndLeavesNothingBehind) {
   EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
 }
 
-TEST_F(RedisCliTest, BenchRedisInTheLaravelLayoutLeavesNothingBehind) {
-  const CliRun r =
-      run_cli({"bench", "redis", "--url", url(), "--layout", "laravel", "--messages", "500"});
+TEST_F(RedisCliTest, BenchTransportInTheLaravelLayoutLeavesNothingBehind) {
+  // --layout joins the URL's own query options.
+  const CliRun r = run_cli({"bench", "transport", "--url", url() + "?prefetch=4", "--layout",
+                            "laravel", "--messages", "500"});
   ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_NE(r.out.find("laravel layout, 500 messages"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("?prefetch=4&layout=laravel (redis), 500 messages"), std::string::npos) << r;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  consume, 4 workers +[0-9]+ msg/s\n"))) << r;
   EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST_F(RedisCliTest, WorkExecSeesTheDeliveryHeadersAsEnvironmentVariables) {
+  const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  publish("orders", {"--header", "traceparent=" + traceparent, "--header", "x-tenant.id=acme"});
+  TempFile seen;
+  // A header variable the worker inherits is not passed on; every other variable is.
+  ASSERT_EQ(::setenv("BABELQUEUE_HEADER_STALE", "from the worker", 1), 0);
+  ASSERT_EQ(::setenv("BABELQUEUE_CLI_TEST_KEPT", "kept", 1), 0);
+  const CliRun r = run_cli(
+      {"work", "--url", url(), "--queue", "orders", "--drain", "--exec",
+       "printf '%s|%s|%s|%s' \"$BABELQUEUE_HEADER_TRACEPARENT\" \"$BABELQUEUE_HEADER_X_TENANT_ID\" "
+       "\"${BABELQUEUE_HEADER_STALE-unset}\" \"$BABELQUEUE_CLI_TEST_KEPT\" > '" +
+           seen.path() + "'"});
+  ::unsetenv("BABELQUEUE_HEADER_STALE");
+  ::unsetenv("BABELQUEUE_CLI_TEST_KEPT");
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(seen.contents(), traceparent + "|acme|unset|kept");
+  EXPECT_NE(r.err.find("1 handled, 0 failed"), std::string::npos) << r;
+}
+
+TEST_F(RedisCliTest, WorkPrintHeadersPrintsTheHeadersBesideTheEnvelope) {
+  const std::string id = publish("orders", {"--header", "traceparent=00-abc-01"});
+  publish("orders");
+
+  const CliRun r = run_cli(
+      {"work", "--url", url(), "--queue", "orders", "--drain", "--print", "--print-headers"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 2U) << r;
+  const Json first = Json::parse(lines[0]);
+  const babelqueue::Envelope env = babelqueue::decode(first.find("envelope")->dump());
+  EXPECT_EQ(env.meta().id, id);
+  EXPECT_EQ(lines[0], R"({"headers":{"traceparent":"00-abc-01"},"envelope":)" +
+                          babelqueue::encode(env) + "}");
+  EXPECT_EQ(lines[1].rfind(R"({"headers":{},"envelope":{"job":")", 0), 0U) << lines[1];
 }
 
 TEST(RedisCliErrorsTest, AnUnparsableUrlIsAUsageError) {
@@ -487,6 +530,15 @@ TEST(RedisCliErrorsTest, NothingListeningFailsFastWithExitOne) {
   }
 }
 
+TEST(RedisCliErrorsTest, AFlagOfAnotherTransportIsAUsageError) {
+  const CliRun r =
+      run_cli({"queue", "stats", "--url", "memory://", "--layout", "laravel", "--queue", "orders"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_NE(r.err.find("--layout is an option of the redis transport, not of memory"),
+            std::string::npos)
+      << r;
+}
+
 TEST(RedisCliErrorsTest, WorkNeedsExactlyOneHandler) {
   const CliRun none = run_cli({"work", "--url", "redis://127.0.0.1", "--queue", "orders"});
   EXPECT_EQ(none.exit_code, 2) << none;
@@ -497,9 +549,9 @@ TEST(RedisCliErrorsTest, WorkNeedsExactlyOneHandler) {
 }
 
 TEST(RedisCliErrorsTest, EveryCommandHasHelp) {
-  const std::vector<std::vector<std::string>> commands = {{"publish"},        {"work"},
-                                                          {"queue", "stats"}, {"dlq", "list"},
-                                                          {"dlq", "redrive"}, {"bench", "redis"}};
+  const std::vector<std::vector<std::string>> commands = {
+      {"publish"},     {"work"},           {"queue", "stats"},
+      {"dlq", "list"}, {"dlq", "redrive"}, {"bench", "transport"}};
   for (std::vector<std::string> args : commands) {
     args.emplace_back("--help");
     const CliRun r = run_cli(args);
