@@ -41,7 +41,8 @@ struct TransportBenchArgs {
 };
 
 constexpr std::string_view kBenchUrn = "urn:babel:orders:created";
-// The pipeline depth of `redis-benchmark -P 16`, the figure the batched publish compares with.
+// Bodies per publish_batch call: the pipeline depth of the broker benchmark the README compares
+// the batched publish with.
 constexpr std::size_t kBenchBatch = 16;
 // The untimed warm-up round: connections open, scripts loaded, allocator warm.
 constexpr long kWarmUpMessages = 1000;

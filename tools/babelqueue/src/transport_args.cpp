@@ -91,7 +91,7 @@ std::string with_query_option(const std::string& url, std::string_view key,
   return out;
 }
 
-// "--layout is an option of the redis transport, not of memory (URL memory://)".
+// "--<flag> is an option of the <owner> transport, not of <component> (URL ...)".
 [[noreturn]] void throw_foreign_flag(std::string_view name, const spi::TransportFactory& used,
                                      const std::string& url) {
   std::vector<std::string> owners;
