@@ -2,7 +2,14 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "runner.hpp"
 
-#include <babelqueue/binding.hpp>
+#include <babelqueue/binding/amqp.hpp>
+#include <babelqueue/binding/amqp10.hpp>
+#include <babelqueue/binding/artemis.hpp>
+#include <babelqueue/binding/azureservicebus.hpp>
+#include <babelqueue/binding/common.hpp>
+#include <babelqueue/binding/kafka.hpp>
+#include <babelqueue/binding/pulsar.hpp>
+#include <babelqueue/binding/sqs.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/errors.hpp>
@@ -492,16 +499,16 @@ std::string body_with_id(std::string_view meta_id, std::string_view trace_id) {
 
 // ---- AMQP values ----
 
-std::string amqp_type_name(const binding::AmqpValue& v) {
+std::string amqp_type_name(const binding::amqp10::Value& v) {
   static constexpr std::string_view kNames[] = {"null",   "boolean", "byte",   "ubyte", "short",
                                                 "ushort", "int",     "uint",   "long",  "ulong",
                                                 "float",  "double",  "string", "binary"};
-  if (const auto* other = std::get_if<binding::AmqpOther>(&v)) return other->type_name;
+  if (const auto* other = std::get_if<binding::amqp10::Other>(&v)) return other->type_name;
   return std::string(kNames[v.index()]);
 }
 
 // The integral value of `v`, or nullopt when it is not of an AMQP integral type.
-std::optional<long double> amqp_integral(const binding::AmqpValue& v) {
+std::optional<long double> amqp_integral(const binding::amqp10::Value& v) {
   return std::visit(
       [](const auto& x) -> std::optional<long double> {
         using T = std::decay_t<decltype(x)>;
@@ -516,8 +523,8 @@ std::optional<long double> amqp_integral(const binding::AmqpValue& v) {
 
 // Every AMQP typed value a JSON number of the manifest stands for: each integral width that holds
 // an integer (at least int32 and int64 when they fit), float and double for a decimal.
-std::vector<binding::AmqpValue> amqp_values_for(const Json& number) {
-  std::vector<binding::AmqpValue> out;
+std::vector<binding::amqp10::Value> amqp_values_for(const Json& number) {
+  std::vector<binding::amqp10::Value> out;
   const JsonNumber& n = number.as_number();
   if (!n.is_integer()) {
     out.emplace_back(static_cast<float>(n.as_double()));
@@ -543,15 +550,15 @@ std::vector<binding::AmqpValue> amqp_values_for(const Json& number) {
   return out;
 }
 
-std::string show_amqp(const binding::AmqpValue& v) {
+std::string show_amqp(const binding::amqp10::Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return "string " + quote(*s);
-  const auto text = binding::header_text(v);
+  const auto text = binding::amqp10::header_text(v);
   return amqp_type_name(v) + (text ? " " + *text : "");
 }
 
 // Compares a typed application property with the manifest's JSON value: strings with strings,
 // integers with any AMQP integral type, decimals with float/double, booleans with booleans.
-void expect_amqp(const binding::AmqpValue& got, const Json& want) {
+void expect_amqp(const binding::amqp10::Value& got, const Json& want) {
   bool ok = false;
   if (want.is_string()) {
     const auto* s = std::get_if<std::string>(&got);
@@ -1064,10 +1071,10 @@ void run_rabbitmq_projection(Runner& r, const std::string& block, const Json& pr
     known_members(proj, {"description", "envelope_file", "properties", "headers"});
   });
   const auto projection = [&] {
-    return binding::rabbitmq_projection(r.fixture(proj, "envelope_file"));
+    return binding::amqp::projection(r.fixture(proj, "envelope_file"));
   };
   each_entry(r, block, sub, proj, "properties", [&](const std::string& name, const Json& want) {
-    const binding::RabbitmqProperties p = projection().properties;
+    const binding::amqp::Properties p = projection().properties;
     if (name == "type") return expect_string(p.type, want, name);
     if (name == "correlation_id") return expect_string(p.correlation_id, want, name);
     if (name == "message_id") return expect_string(p.message_id, want, name);
@@ -1086,8 +1093,8 @@ void run_rabbitmq_projection(Runner& r, const std::string& block, const Json& pr
     const auto headers = projection().headers;
     const auto it = headers.find(name);
     if (it == headers.end()) fail("header " + quote(name) + " is absent");
-    const binding::RabbitmqFieldValue& got = it->second;
-    const char tag = binding::field_tag(got);
+    const binding::amqp::FieldValue& got = it->second;
+    const char tag = binding::amqp::field_tag(got);
     std::string shown;
     std::visit(
         [&](const auto& v) {
@@ -1128,13 +1135,13 @@ void run_sqs_projection(Runner& r, const std::string& block, const Json& proj) {
     known_members(proj, {"description", "envelope_file", "message_attributes"});
   });
   const auto attributes = [&] {
-    return binding::sqs_projection(r.fixture(proj, "envelope_file")).attributes;
+    return binding::sqs::projection(r.fixture(proj, "envelope_file")).attributes;
   };
   each_entry(
       r, block, sub, proj, "message_attributes", [&](const std::string& name, const Json& want) {
         known_members(want, {"DataType", "StringValue"});
-        std::vector<binding::SqsAttribute> found;
-        for (const binding::SqsAttribute& a : attributes()) {
+        std::vector<binding::sqs::Attribute> found;
+        for (const binding::sqs::Attribute& a : attributes()) {
           if (a.name == name) found.push_back(a);
         }
         if (found.size() != 1) {
@@ -1153,9 +1160,9 @@ void run_sqs_projection(Runner& r, const std::string& block, const Json& proj) {
   no_extra(r, block, sub, proj, "message_attributes", [&] {
     std::vector<std::string> names;
     const auto all = attributes();
-    if (all.size() > binding::SQS_MAX_ATTRIBUTES) fail("more than 10 attributes projected");
+    if (all.size() > binding::sqs::MAX_ATTRIBUTES) fail("more than 10 attributes projected");
     names.reserve(all.size());
-    for (const binding::SqsAttribute& a : all) {
+    for (const binding::sqs::Attribute& a : all) {
       names.push_back(a.name);
     }
     return names;
@@ -1167,9 +1174,11 @@ void run_asb_projection(Runner& r, const std::string& block, const Json& proj) {
   r.guard(block, sub + " (members)", [&] {
     known_members(proj, {"description", "envelope_file", "message", "application_properties"});
   });
-  const auto projection = [&] { return binding::asb_projection(r.fixture(proj, "envelope_file")); };
+  const auto projection = [&] {
+    return binding::azureservicebus::projection(r.fixture(proj, "envelope_file"));
+  };
   each_entry(r, block, sub, proj, "message", [&](const std::string& name, const Json& want) {
-    const binding::AsbProjection p = projection();
+    const binding::azureservicebus::Projection p = projection();
     if (name == "subject") return expect_string(p.subject, want, name);
     if (name == "correlation_id") return expect_string(p.correlation_id, want, name);
     if (name == "message_id") return expect_string(p.message_id, want, name);
@@ -1229,13 +1238,13 @@ void run_artemis_projection(Runner& r, const std::string& block, const Json& pro
                          "correlation_id", "properties"});
   });
   const auto projection = [&] {
-    return binding::artemis_projection(r.fixture(proj, "envelope_file"));
+    return binding::artemis::projection(r.fixture(proj, "envelope_file"));
   };
   r.add(block, sub + "/jms_type_annotation", [&] {
     const std::string& want = string_member(proj, "jms_type_annotation");
-    if (want != binding::ARTEMIS_JMS_TYPE_ANNOTATION) {
+    if (want != binding::artemis::JMS_TYPE_ANNOTATION) {
       fail("annotation key: expected " + quote(want) + ", the binding uses " +
-           quote(binding::ARTEMIS_JMS_TYPE_ANNOTATION));
+           quote(binding::artemis::JMS_TYPE_ANNOTATION));
     }
     if (!projection().jms_type) fail("no " + want + " annotation projected");
   });
@@ -1277,7 +1286,7 @@ void run_reconciliation(Runner& r, const std::string& block, const Json& value) 
         }
         const std::optional<std::string_view> native =
             count.is_null() ? std::nullopt : std::optional<std::string_view>(count.as_string());
-        got = binding::reconcile_attempts(body, binding::sqs_delivery_count(native));
+        got = binding::reconcile_attempts(body, binding::sqs::delivery_count(native));
       } else if (block == "asb") {
         known_members(
             c, {"name", "description", "body_attempts", "delivery_count", "expected_attempts"});
@@ -1287,7 +1296,7 @@ void run_reconciliation(Runner& r, const std::string& block, const Json& value) 
         if (count >= 1 && count - 1 <= std::numeric_limits<std::uint32_t>::max()) {
           const auto header = static_cast<std::uint32_t>(count - 1);
           const std::int64_t via_header =
-              binding::reconcile_attempts(body, binding::asb_delivery_count(header));
+              binding::reconcile_attempts(body, binding::azureservicebus::delivery_count(header));
           p.check(via_header == want, "via the AMQP header delivery-count " +
                                           std::to_string(header) + ": got " +
                                           std::to_string(via_header));
@@ -1296,7 +1305,7 @@ void run_reconciliation(Runner& r, const std::string& block, const Json& value) 
         known_members(
             c, {"name", "description", "body_attempts", "redelivery_count", "expected_attempts"});
         got = binding::reconcile_attempts(
-            body, binding::pulsar_delivery_count(nullable_int_member(c, "redelivery_count")));
+            body, binding::pulsar::delivery_count(nullable_int_member(c, "redelivery_count")));
       } else if (block == "artemis") {
         known_members(
             c, {"name", "description", "body_attempts", "delivery_count", "expected_attempts"});
@@ -1305,7 +1314,7 @@ void run_reconciliation(Runner& r, const std::string& block, const Json& value) 
           fail("manifest: delivery_count is outside the AMQP uint range");
         }
         got = binding::reconcile_attempts(
-            body, binding::artemis_delivery_count(static_cast<std::uint32_t>(count)));
+            body, binding::artemis::delivery_count(static_cast<std::uint32_t>(count)));
       } else if (block == "kafka") {
         known_members(
             c, {"name", "description", "body_attempts", "header_attempts", "expected_attempts"});
@@ -1316,13 +1325,13 @@ void run_reconciliation(Runner& r, const std::string& block, const Json& value) 
           p.check(header == header_value,
                   "parse_attempts_header(" + quote(std::to_string(*header_value)) + ") failed");
         }
-        got = binding::kafka_attempts(body, header);
+        got = binding::kafka::attempts(body, header);
         // The body rewrite must carry the same value (and only when the header differs).
         Envelope env = make("urn:babel:conformance:kafka", Json::object(),
                             {.queue = "conformance", .trace_id = {}});
         env.set_attempts(body);
         const std::string bytes = encode(env);
-        const auto rewritten = binding::kafka_reconcile_body(bytes, header);
+        const auto rewritten = binding::kafka::reconcile_body(bytes, header);
         if (header && *header != body) {
           p.check(rewritten.has_value() && decode(*rewritten).attempts() == want,
                   "kafka_reconcile_body did not rewrite attempts to " + std::to_string(want));
@@ -1348,17 +1357,17 @@ std::vector<std::pair<std::string, binding::GateDecision>> gate_verdicts(const s
   if (absent && value != nullptr) fail("manifest: a case is both absent and has a value");
   if (!absent && value == nullptr) fail("manifest: a case has neither 'value' nor 'absent'");
   const bool typed_gate = block == "asb" || block == "artemis";
-  const auto typed = [&](const binding::AmqpValue& v) {
-    return block == "asb" ? binding::asb_schema_version_gate(v)
-                          : binding::artemis_schema_version_gate(v);
+  const auto typed = [&](const binding::amqp10::Value& v) {
+    return block == "asb" ? binding::azureservicebus::schema_version_gate(v)
+                          : binding::artemis::schema_version_gate(v);
   };
   if (absent || value->is_null() || value->is_string()) {
     std::optional<std::string_view> text;
     if (!absent && value->is_string()) text = value->as_string();
     out.emplace_back("schema_version_gate", binding::schema_version_gate(text));
     if (typed_gate) {
-      const binding::AmqpValue v =
-          text ? binding::AmqpValue(std::string(*text)) : binding::AmqpValue(std::monostate{});
+      const binding::amqp10::Value v = text ? binding::amqp10::Value(std::string(*text))
+                                            : binding::amqp10::Value(std::monostate{});
       out.emplace_back(block + "_schema_version_gate(" + amqp_type_name(v) + ")", typed(v));
     }
     return out;
@@ -1369,7 +1378,7 @@ std::vector<std::pair<std::string, binding::GateDecision>> gate_verdicts(const s
   if (value->is_bool()) {
     out.emplace_back(block + "_schema_version_gate(boolean)", typed(value->as_bool()));
   } else if (value->is_number()) {
-    for (const binding::AmqpValue& v : amqp_values_for(*value)) {
+    for (const binding::amqp10::Value& v : amqp_values_for(*value)) {
       out.emplace_back(block + "_schema_version_gate(" + amqp_type_name(v) + ")", typed(v));
     }
   } else {
@@ -1454,12 +1463,12 @@ void run_broker(Runner& r, const std::string& block, const Json& value) {
       run_artemis_projection(r, block, *proj);
     } else if (block == "pulsar") {
       run_string_map_projection(r, block, *proj, "properties", [](const std::string& body) {
-        const auto props = binding::pulsar_properties(body);
+        const auto props = binding::pulsar::properties(body);
         return std::vector<std::pair<std::string, std::string>>(props.begin(), props.end());
       });
     } else if (block == "kafka") {
       run_string_map_projection(r, block, *proj, "headers", [](const std::string& body) {
-        return binding::kafka_projection(body).headers;
+        return binding::kafka::projection(body).headers;
       });
     }
   }
