@@ -6,6 +6,7 @@
 // Nothing on the happy path logs, copies the body, or allocates beyond the decode itself.
 
 #include <babelqueue/app.hpp>
+#include <babelqueue/binding/common.hpp>
 
 #include <algorithm>
 #include <condition_variable>
@@ -268,8 +269,7 @@ class App::Impl {
 
 void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
   // A transport gate rejected the version before decoding (RT-40, RT-41): D18..D21.
-  if (!msg.route.empty() &&
-      std::string_view(msg.route).starts_with(UNSUPPORTED_SCHEMA_VERSION_ROUTE)) {
+  if (binding::is_unsupported_route(msg.route)) {
     unsupported(msg);
     return;
   }
@@ -289,9 +289,10 @@ void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
     return;
   }
   Envelope& env = *decoded;
-  // RT-39 floor, before routing.
-  if (msg.delivery_count > 0 && msg.delivery_count - 1 > env.attempts()) {
-    env.set_attempts(msg.delivery_count - 1);
+  // RT-39 floor, before routing; set only when raised, so an absent `attempts` stays absent.
+  if (const std::int64_t floor = binding::reconcile_attempts(env.attempts(), msg.delivery_count);
+      floor != env.attempts()) {
+    env.set_attempts(floor);
   }
   // Body-level schema_version gate (C++ decision, 02-runtime §14 Q2).
   if (env.has_schema_version() && env.meta().schema_version != SCHEMA_VERSION) {

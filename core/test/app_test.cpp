@@ -6,7 +6,7 @@
 // behaviour of decisions D-3 and D-4.
 
 #include <babelqueue/app.hpp>
-#include <babelqueue/binding.hpp>
+#include <babelqueue/binding/common.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/in_memory_transport.hpp>
 
@@ -1100,8 +1100,8 @@ TEST(AppRuntime, RTT14_ReplayNeedsANonEmptyHeader) {
 }
 
 TEST(AppRuntime, RTT15_RouteEscapingVectors) {
-  const std::string prefix(bq::UNSUPPORTED_SCHEMA_VERSION_ROUTE);
-  EXPECT_EQ(prefix, bq::binding::UNSUPPORTED_ROUTE_PREFIX);
+  const std::string prefix(bq::binding::UNSUPPORTED_ROUTE_PREFIX);
+  EXPECT_EQ(prefix, "babelqueue:unsupported-schema-version:");
   EXPECT_EQ(bq::binding::unsupported_route("2"), prefix + "2");
   EXPECT_EQ(bq::binding::unsupported_route(" 1"), prefix + "+1");
   EXPECT_EQ(bq::binding::unsupported_route("\xC3\xBC"), prefix + "%C3%BC");

@@ -4,24 +4,33 @@
 // The shared cross-SDK conformance suite (../shared/conformance, or $BABELQUEUE_CONFORMANCE_DIR)
 // run through the conformance runner: every case of every manifest block must pass, and the
 // runner must have run at least as many cases as the manifest holds (counted here, independently
-// of the runner).
+// of the runner). The transport blocks are skipped without a transport and run live against
+// memory:// here (a transport's integration tests call run_transport_blocks), where a transport
+// that changes one byte must fail them.
 
 #include <gtest/gtest.h>
 #include <babelqueue/errors.hpp>
+#include <babelqueue/in_memory_transport.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/open.hpp>
+#include <babelqueue/transport.hpp>
 
 #include "runner.hpp"
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bq = babelqueue;
@@ -149,7 +158,7 @@ TEST(ConformanceSuite, EveryCasePasses) {
   ASSERT_TRUE(suite_present()) << missing_suite_message();
   const auto& r = report();
   for (const auto& c : r.cases) {
-    if (!c.passed) ADD_FAILURE() << "FAIL " << describe(c);
+    if (!c.passed() && !c.skipped()) ADD_FAILURE() << "FAIL " << describe(c);
   }
   EXPECT_EQ(r.failed(), 0U) << r.passed() << " passed, " << r.failed() << " failed";
 }
@@ -175,7 +184,11 @@ TEST_P(ConformanceBlock, PassesEveryCase) {
   for (const auto& c : report().cases) {
     if (c.block != block) continue;
     ++ran;
-    if (!c.passed) ADD_FAILURE() << "FAIL " << describe(c);
+    if (c.skipped()) {
+      EXPECT_EQ(block, "redis") << "only transport blocks may skip: " << describe(c);
+      continue;
+    }
+    if (!c.passed()) ADD_FAILURE() << "FAIL " << describe(c);
   }
   EXPECT_GE(ran, expected_cases(block, *value)) << "block " << block;
 }
@@ -233,7 +246,7 @@ TEST(ConformanceRunner, UnknownTopLevelBlockFails) {
   const auto r = bq::conformance::run(suite.dir());
   const auto c = find_case(r, "future_block");
   ASSERT_TRUE(c.has_value());
-  EXPECT_FALSE(c->passed);
+  EXPECT_FALSE(c->passed());
   EXPECT_NE(c->message.find("not implemented"), std::string::npos) << c->message;
   EXPECT_FALSE(r.ok());
 }
@@ -244,7 +257,7 @@ TEST(ConformanceRunner, UnknownSubBlockFails) {
   ASSERT_EQ(r.cases.size(), 1U);
   EXPECT_EQ(r.cases[0].block, "redis");
   EXPECT_EQ(r.cases[0].name, "stream_identity");
-  EXPECT_FALSE(r.cases[0].passed);
+  EXPECT_FALSE(r.cases[0].passed());
 }
 
 TEST(ConformanceRunner, MissingFixtureFailsThatCaseOnly) {
@@ -253,9 +266,9 @@ TEST(ConformanceRunner, MissingFixtureFailsThatCaseOnly) {
       R"("payload_schema":{"schema":{"type":"object"},"cases":[{"name":"ok","valid":true,"data":{}}]}})");
   const auto r = bq::conformance::run(suite.dir());
   ASSERT_EQ(r.cases.size(), 2U);
-  EXPECT_FALSE(r.cases[0].passed);
+  EXPECT_FALSE(r.cases[0].passed());
   EXPECT_NE(r.cases[0].message.find("fixtures/gone.json"), std::string::npos);
-  EXPECT_TRUE(r.cases[1].passed) << r.cases[1].message;
+  EXPECT_TRUE(r.cases[1].passed()) << r.cases[1].message;
   EXPECT_EQ(r.failed(), 1U);
 }
 
@@ -264,6 +277,170 @@ TEST(ConformanceRunner, UnreadableManifestThrowsConfigError) {
                bq::ConfigError);
   const TempSuite suite("[1,2]");
   EXPECT_THROW((void)bq::conformance::run(suite.dir()), bq::ConfigError);
+}
+
+// ---- The transport blocks (RDS-70: payload identity, live) ----
+
+// Only the cases of the transport blocks.
+std::vector<bq::conformance::CaseResult> transport_cases(const bq::conformance::Report& r) {
+  std::vector<bq::conformance::CaseResult> out;
+  for (const auto& c : r.cases) {
+    if (c.block == "redis") out.push_back(c);
+  }
+  return out;
+}
+
+TEST(ConformanceTransport, SkippedWithoutATransportNeverPassed) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  const auto cases = transport_cases(report());
+  ASSERT_EQ(cases.size(), expected_cases("redis", *manifest().find("redis")));
+  for (const auto& c : cases) {
+    EXPECT_TRUE(c.skipped()) << describe(c);
+    EXPECT_NE(c.message.find("--url"), std::string::npos) << c.message;
+  }
+  EXPECT_EQ(report().skipped(), cases.size());
+  EXPECT_TRUE(report().ok());
+}
+
+TEST(ConformanceTransport, PassesLiveAgainstMemory) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  const auto r =
+      bq::conformance::run_transport_blocks(suite_dir(), bq::open_transport("memory://"));
+  EXPECT_EQ(r.cases.size(), expected_cases("redis", *manifest().find("redis")));
+  for (const auto& c : r.cases) {
+    EXPECT_EQ(c.block, "redis");
+    EXPECT_TRUE(c.passed()) << describe(c);
+  }
+  EXPECT_TRUE(r.ok());
+}
+
+TEST(ConformanceTransport, AFullRunWithATransportSkipsNothing) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  const auto r = bq::conformance::run(suite_dir(), bq::open_transport("memory://"));
+  EXPECT_EQ(r.skipped(), 0U);
+  EXPECT_EQ(r.failed(), 0U);
+  EXPECT_EQ(r.passed(), report().passed() + report().skipped());
+}
+
+TEST(ConformanceTransport, NeedsATransport) {
+  EXPECT_THROW((void)bq::conformance::run_transport_blocks(suite_dir(), nullptr), bq::ConfigError);
+}
+
+// A transport in front of an InMemoryTransport that betrays payload identity on purpose. It is
+// an Inspector, so the runner also checks what is stored.
+class Tampering final : public bq::Transport, public bq::Inspector {
+ public:
+  enum class Fault { None, FlipOneByte, Duplicate };
+  explicit Tampering(Fault fault) : fault_(fault) {}
+
+  bq::Status publish(std::string_view queue, std::string body) override {
+    if (fault_ == Fault::FlipOneByte) body[body.size() / 2] ^= 0x01;
+    if (fault_ == Fault::Duplicate) {
+      if (bq::Status st = inner_->publish(queue, body); !st) return st;
+    }
+    return inner_->publish(queue, std::move(body));
+  }
+  bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view queue,
+                                                     std::chrono::milliseconds timeout) override {
+    return inner_->pop(queue, timeout);
+  }
+  bq::Status ack(const bq::ReceivedMessage& msg) override { return inner_->ack(msg); }
+  void close() override { inner_->close(); }
+
+  bq::Result<bq::QueueStats> stats(std::string_view queue,
+                                   std::string_view /*dead_letter_queue*/) override {
+    bq::QueueStats s;
+    s.ready = static_cast<std::int64_t>(inner_->size(queue));
+    s.in_flight = 0;  // the in-memory pop removes the entry
+    return s;
+  }
+  bq::Result<std::vector<bq::PeekedMessage>> peek(std::string_view queue,
+                                                  std::size_t /*max*/) override {
+    std::vector<bq::PeekedMessage> out;
+    for (auto& e : inner_->peek_entries(queue)) {
+      out.push_back({std::move(e.body), std::move(e.headers)});
+    }
+    return out;
+  }
+
+  [[nodiscard]] const bq::InMemoryTransport& inner() const { return *inner_; }
+
+ private:
+  Fault fault_;
+  std::shared_ptr<bq::InMemoryTransport> inner_ = std::make_shared<bq::InMemoryTransport>();
+};
+
+TEST(ConformanceTransport, AFaithfulInspectorPasses) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  auto t = std::make_shared<Tampering>(Tampering::Fault::None);
+  const auto r = bq::conformance::run_transport_blocks(suite_dir(), t);
+  ASSERT_FALSE(r.cases.empty());
+  for (const auto& c : r.cases) {
+    EXPECT_TRUE(c.passed()) << describe(c);
+  }
+  EXPECT_TRUE(t->inner().queues().empty());
+}
+
+TEST(ConformanceTransport, ATransportThatChangesOneByteFails) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  auto t = std::make_shared<Tampering>(Tampering::Fault::FlipOneByte);
+  const auto r = bq::conformance::run_transport_blocks(suite_dir(), t);
+  ASSERT_EQ(r.cases.size(), 1U);
+  const auto& c = r.cases[0];
+  EXPECT_EQ(c.name, "payload_identity");
+  EXPECT_EQ(c.verdict, bq::conformance::Verdict::Failed);
+  EXPECT_NE(c.message.find("the stored element is not the produced envelope byte for byte"),
+            std::string::npos)
+      << c.message;
+  EXPECT_NE(c.message.find("the reserved element is not the produced envelope byte for byte"),
+            std::string::npos)
+      << c.message;
+  EXPECT_NE(c.message.find("first difference at byte"), std::string::npos) << c.message;
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(t->inner().queues().empty()) << "the failed case left its message behind";
+}
+
+TEST(ConformanceTransport, ADuplicateFailsAndIsCleanedUp) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  auto t = std::make_shared<Tampering>(Tampering::Fault::Duplicate);
+  const auto r = bq::conformance::run_transport_blocks(suite_dir(), t);
+  ASSERT_EQ(r.cases.size(), 1U);
+  EXPECT_FALSE(r.cases[0].passed());
+  EXPECT_NE(r.cases[0].message.find("holds 2 messages, expected 1"), std::string::npos)
+      << r.cases[0].message;
+  EXPECT_TRUE(t->inner().queues().empty()) << "the duplicate was not popped and acknowledged";
+}
+
+// A suite whose redis case carries headers, for the HeaderPublisher path.
+std::string manifest_with_headers() {
+  const std::string fixture = (suite_dir() / "fixtures" / "order-created.json").string();
+  return R"({"schema_version":1,"redis":{"payload_identity":{"envelope_file":)" +
+         bq::Json(fixture).dump() + R"(,"headers":{"traceparent":"00-abc-def-01"}}}})";
+}
+
+TEST(ConformanceTransport, HeadersGoThroughHeaderPublisher) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  const TempSuite suite(manifest_with_headers());
+  const auto live =
+      bq::conformance::run_transport_blocks(suite.dir(), bq::open_transport("memory://"));
+  ASSERT_EQ(live.cases.size(), 1U);
+  EXPECT_TRUE(live.cases[0].passed()) << describe(live.cases[0]);
+
+  // Tampering is no HeaderPublisher: the case cannot be run as the manifest asks.
+  const auto without = bq::conformance::run_transport_blocks(
+      suite.dir(), std::make_shared<Tampering>(Tampering::Fault::None));
+  ASSERT_EQ(without.cases.size(), 1U);
+  EXPECT_FALSE(without.cases[0].passed());
+  EXPECT_NE(without.cases[0].message.find("HeaderPublisher"), std::string::npos)
+      << without.cases[0].message;
+}
+
+TEST(ConformanceTransport, AMalformedCaseFailsEvenWithoutATransport) {
+  const TempSuite suite(R"({"redis":{"payload_identity":{"envelope_file":"x","stream":true}}})");
+  const auto r = bq::conformance::run(suite.dir());
+  ASSERT_EQ(r.cases.size(), 1U);
+  EXPECT_EQ(r.cases[0].verdict, bq::conformance::Verdict::Failed);
+  EXPECT_NE(r.cases[0].message.find("'stream'"), std::string::npos) << r.cases[0].message;
 }
 
 }  // namespace

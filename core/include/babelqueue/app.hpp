@@ -39,10 +39,6 @@ BABELQUEUE_EXPORT std::string_view to_string(UnknownUrnStrategy strategy) noexce
 /// The header a redrive stamps on replays (HLP-25).
 inline constexpr std::string_view REPLAY_BYPASS_HEADER = "bq-replay-bypass";
 
-/// The prefix of the reserved route of a delivery rejected by a schema-version gate (RT-40).
-inline constexpr std::string_view UNSUPPORTED_SCHEMA_VERSION_ROUTE =
-    "babelqueue:unsupported-schema-version:";
-
 /// What a handler sees besides the envelope (RT-13).
 ///
 /// Thread-safety: owned by one dispatch; not shared.
