@@ -71,7 +71,7 @@ void apply_unix(const spi::Uri& uri, ConnectionOptions& c) {
   c.unix_socket = uri.path;
 }
 
-// Seconds with a fraction, at least 1 ms: 0 would mean "no timeout" to hiredis.
+// Seconds with a fraction; the kit accepts 0, a connection or command timeout must be positive.
 void positive_seconds(spi::QueryOptions& q, std::string_view name, std::chrono::milliseconds& out) {
   const auto v = q.take_seconds(name);
   if (!v) return;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <babelqueue/errors.hpp>
+#include <babelqueue/open.hpp>
 #include <babelqueue/redis/transport.hpp>
 
 #include <string>
@@ -172,7 +173,7 @@ TEST(ParseUrl, TimeoutsInSecondsRoundUpToMilliseconds) {
             milliseconds(2251));
   EXPECT_EQ(redis::parse_url("redis://h?timeout=10.000").connection.command_timeout,
             milliseconds(10000));
-  for (const char* zero : {"0", "0.0", "0.0000"}) {  // 0 would mean "no timeout" to hiredis
+  for (const char* zero : {"0", "0.0", "0.0000"}) {  // a timeout must be positive
     expect_error(std::string("redis://h?connect_timeout=") + zero,
                  "connect_timeout must be a positive number of seconds");
   }
@@ -272,6 +273,29 @@ TEST(ParseUrl, RDS2_UserWithoutPasswordIsRefused) {
   expect_error("redis://alice@h", "user without a password");
   // An empty userinfo is no credentials at all.
   EXPECT_TRUE(redis::parse_url("redis://@h").connection.password.empty());
+}
+
+// register.cpp: linking babelqueue::redis makes its schemes open through the core factory, and
+// the URL fills both the connection and the queue options.
+TEST(OpenTransport, RedisSchemesOpenARedisTransportWithTheUrlsOptions) {
+  const auto t = bq::open_transport("redis://:pw@127.0.0.1:1/2?layout=laravel&prefix=app:");
+  const auto* redis_transport = dynamic_cast<const redis::RedisTransport*>(t.get());
+  ASSERT_NE(redis_transport, nullptr);
+  const redis::Options& o = redis_transport->options();
+  EXPECT_EQ(o.layout, redis::Layout::Laravel);
+  EXPECT_EQ(o.laravel_key_prefix, "app:");
+  EXPECT_EQ(o.connection.port, 1);
+  EXPECT_EQ(o.connection.db, 2);
+  EXPECT_EQ(o.connection.password, "pw");
+  EXPECT_NE(dynamic_cast<const redis::RedisTransport*>(
+                bq::open_transport("unix:///tmp/redis.sock?layout=default").get()),
+            nullptr);
+  try {
+    (void)bq::open_transport("rediss://h");
+    ADD_FAILURE() << "rediss:// opened";
+  } catch (const bq::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no TLS"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
