@@ -54,7 +54,6 @@ struct Split {
   std::string_view hostport;
   std::string_view path;
   std::string_view query;
-  bool has_query = false;
 };
 
 std::optional<Split> split(std::string_view url) {
@@ -65,7 +64,6 @@ std::optional<Split> split(std::string_view url) {
   std::string_view rest = url.substr(sep + 3);
   if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
     out.query = rest.substr(q + 1);
-    out.has_query = true;
     rest = rest.substr(0, q);
   }
   const std::size_t slash = rest.find('/');
@@ -119,20 +117,20 @@ std::string redact_url(std::string_view url) {
     // Not even scheme://: show no more than a scheme-like prefix.
     return "\"<unparsable URL>\"";
   }
+  // The last '@' of the whole URL ends the userinfo here, not the last one of the authority: an
+  // '@' in the path or query (which parse_uri refuses) most likely ends a password holding an
+  // unencoded '/', '?' or '#', and that password must not reach the error text.
+  const std::size_t start = parts->scheme.size() + 3;
+  const std::size_t at = url.rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  const std::string_view userinfo = url.substr(start, at - start);
+  const std::size_t colon = userinfo.find(':');
+  const std::string_view user = userinfo.substr(0, colon);
   std::string out(parts->scheme);
   out += "://";
-  if (parts->has_userinfo) {
-    const std::size_t colon = parts->userinfo.find(':');
-    out += parts->userinfo.substr(0, colon);
-    if (colon != std::string_view::npos) out += ":***";
-    out += '@';
-  }
-  out += parts->hostport;
-  out += parts->path;
-  if (parts->has_query) {
-    out += '?';
-    out += parts->query;
-  }
+  out += user.find_first_of("/?#") == std::string_view::npos ? user : "***";
+  if (colon != std::string_view::npos) out += ":***";
+  out += url.substr(at);
   return out;
 }
 
@@ -250,7 +248,8 @@ Uri parse_uri(std::string_view url) {
 
 QueryOptions::QueryOptions(const Uri& uri, std::string context) : context_(std::move(context)) {
   entries_.reserve(uri.query.size());
-  for (const auto& [k, v] : uri.query) entries_.push_back(Entry{k, v, false});
+  for (const auto& [k, v] : uri.query)
+    entries_.push_back(Entry{k, v, false});
 }
 
 std::optional<std::string> QueryOptions::take(std::string_view key) {
@@ -285,8 +284,8 @@ std::optional<bool> QueryOptions::take_bool(std::string_view key) {
   const std::string s = lower(*v);
   if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
   if (s == "false" || s == "0" || s == "no" || s == "off") return false;
-  throw ConfigError("option " + quoted(key) + " in " + context_ +
-                    " must be true or false, got " + quoted(*v));
+  throw ConfigError("option " + quoted(key) + " in " + context_ + " must be true or false, got " +
+                    quoted(*v));
 }
 
 std::optional<std::chrono::milliseconds> QueryOptions::take_seconds(std::string_view key) {
@@ -345,9 +344,9 @@ void QueryOptions::finish() const {
       if (!known.empty()) known += ", ";
       known += k;
     }
-    throw ConfigError("unknown option " + quoted(e.key) + " in " + context_ +
-                      (known.empty() ? std::string(" (it takes no options)")
-                                     : " (known: " + known + ")"));
+    throw ConfigError(
+        "unknown option " + quoted(e.key) + " in " + context_ +
+        (known.empty() ? std::string(" (it takes no options)") : " (known: " + known + ")"));
   }
 }
 

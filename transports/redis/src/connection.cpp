@@ -19,7 +19,7 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-std::string endpoint(const Options& o) {
+std::string endpoint(const ConnectionOptions& o) {
   return o.unix_socket.empty() ? o.host + ":" + std::to_string(o.port) : o.unix_socket;
 }
 
@@ -49,7 +49,7 @@ Error server_error(std::string_view what, const redisReply* r) {
   return TransportError("redis: " + std::string(what) + ": " + std::string(text), transient);
 }
 
-Result<std::unique_ptr<Connection>> Connection::open(const Options& o) {
+Result<std::unique_ptr<Connection>> Connection::open(const ConnectionOptions& o) {
   redisContext* ctx =
       o.unix_socket.empty()
           ? redisConnectWithTimeout(o.host.c_str(), o.port, to_timeval(o.connect_timeout))

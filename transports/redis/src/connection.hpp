@@ -40,7 +40,7 @@ Error server_error(std::string_view what, const redisReply* r);
 class Connection {
  public:
   /// Connects, sets the timeouts, AUTHs and SELECTs.
-  static Result<std::unique_ptr<Connection>> open(const Options& options);
+  static Result<std::unique_ptr<Connection>> open(const ConnectionOptions& options);
   /// Wraps a caller-owned context; never freed here.
   explicit Connection(redisContext* borrowed) noexcept : ctx_(borrowed), owned_(false) {}
   ~Connection();
@@ -74,7 +74,7 @@ class Connection {
 /// to one caller at a time.
 class Pool {
  public:
-  explicit Pool(Options options) : options_(std::move(options)) {}
+  explicit Pool(ConnectionOptions options) : options_(std::move(options)) {}
   explicit Pool(redisContext* borrowed);
 
   class Lease;
@@ -86,7 +86,7 @@ class Pool {
  private:
   void give_back(std::unique_ptr<Connection> c);
 
-  Options options_;
+  ConnectionOptions options_;
   std::mutex mu_;
   std::condition_variable borrowed_free_;
   std::vector<std::unique_ptr<Connection>> idle_;

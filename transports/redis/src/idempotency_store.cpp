@@ -12,7 +12,7 @@ namespace babelqueue::redis {
 
 class RedisIdempotencyStore::Impl {
  public:
-  Impl(const Options& connection, IdempotencyOptions options)
+  Impl(const ConnectionOptions& connection, IdempotencyOptions options)
       : opt_(std::move(options)), pool_(connection), ttl_(std::to_string(opt_.ttl.count())) {
     if (opt_.ttl.count() < 0) throw ConfigError("idempotency ttl must be >= 0 (0 = forever)");
     if (opt_.key_prefix.empty()) throw ConfigError("idempotency key prefix must not be empty");
@@ -41,7 +41,8 @@ class RedisIdempotencyStore::Impl {
   std::string ttl_;
 };
 
-RedisIdempotencyStore::RedisIdempotencyStore(const Options& connection, IdempotencyOptions options)
+RedisIdempotencyStore::RedisIdempotencyStore(const ConnectionOptions& connection,
+                                             IdempotencyOptions options)
     : impl_(std::make_unique<Impl>(connection, std::move(options))) {}
 RedisIdempotencyStore::~RedisIdempotencyStore() = default;
 

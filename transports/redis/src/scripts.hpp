@@ -2,54 +2,40 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstddef>
+#include <limits>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "connection.hpp"
 
-/// The Lua scripts of both layouts (RDS-3: every multi-command step is one script, every key it
-/// touches is in KEYS) and the EVALSHA/NOSCRIPT machinery.
+/// The EVALSHA/NOSCRIPT machinery for a layout's Lua scripts (RDS-3: every multi-command step is
+/// one script, every key it touches is in KEYS).
 
 namespace babelqueue::redis::detail {
 
-enum class ScriptId : std::size_t {
-  // legacy layout
-  Sweep,     // RDS-19
-  Reserve,   // RDS-17/18, batched: one token per message
-  AckGated,  // RDS-24, batched: one deadline member per message
-  SettleTo,  // RDS-25 release (to ready) and RDS-26 dead-letter (to the DLQ): one gated move
-  GiveBack,  // close(): prefetched, never handed out -> head of ready, gated
-  // Laravel layout
-  LaravelPush,        // RDS-42 (also batched)
-  LaravelMigrate,     // RDS-51
-  LaravelPop,         // RDS-44..46, 58a, batched
-  LaravelAckGated,    // RDS-53 ack, batched
-  LaravelRelease,     // RDS-53/54/57
-  LaravelDeadLetter,  // RDS-53/58
-  LaravelGiveBack,    // close(): prefetched -> head of ready + notify, gated
-  Count,
-};
+/// `Call::script` of a plain command.
+inline constexpr std::size_t kPlainCommand = std::numeric_limits<std::size_t>::max();
 
-/// One script invocation (or a plain command when `script` is Count) in a pipeline.
+/// One script invocation (or a plain command) in a pipeline.
 struct Call {
-  ScriptId script = ScriptId::Count;
+  /// Index into the sources the Scripts were made with, or kPlainCommand.
+  std::size_t script = kPlainCommand;
   std::vector<std::string_view> keys;
   /// ARGV, or the whole command for a plain command.
   std::vector<std::string_view> args;
 };
 
-/// Marker the Laravel pop script puts in front of a flagged (poison) head so identical poison
-/// heads stay distinct members of `:reserved` (RDS-58a). A cjson member always starts with `{`.
-inline constexpr std::string_view kPoisonMemberPrefix = "__bq_poison:";
-
-/// The script sources and their SHA1s, loaded once per transport.
+/// A layout's script sources and their SHA1s, loaded once per transport.
 class Scripts {
  public:
+  /// `sources` must outlive this object (a layout's constant table).
+  explicit Scripts(std::span<const std::string_view> sources) : sources_(sources) {}
+
   /// Runs `calls` as one pipeline: EVALSHA for scripts (EVAL for the ones the server answered
   /// NOSCRIPT), plain commands as given. One reply per call, in order. A server error reply is
   /// returned as a reply; an Error means the connection failed.
@@ -58,9 +44,10 @@ class Scripts {
  private:
   Status load(Connection& c);
 
+  std::span<const std::string_view> sources_;
   std::mutex mu_;
   std::atomic<bool> loaded_{false};
-  std::array<std::string, static_cast<std::size_t>(ScriptId::Count)> sha_;
+  std::vector<std::string> sha_;
 };
 
 }  // namespace babelqueue::redis::detail

@@ -68,7 +68,7 @@ bool eventually(Pred&& done, Clock::duration within = kSoon) {
 }
 
 std::string layout_name(const ::testing::TestParamInfo<rd::Layout>& info) {
-  return info.param == rd::Layout::Legacy ? "Legacy" : "Laravel";
+  return info.param == rd::Layout::Default ? "Default" : "Laravel";
 }
 
 // Log lines of the App and the transport, written from several threads. Keeping them (instead of
@@ -253,13 +253,13 @@ class Worker {
   std::thread thread_;
 };
 
-// A legacy-layout worker whose handler succeeds and counts every run in `tally`: for the cases
+// A default-layout worker whose handler succeeds and counts every run in `tally`: for the cases
 // about the server (down at start, still loading), in which the handler plays no part.
 class TallyingWorker : public Worker {
  public:
   TallyingWorker(const RedisServer& server, LogSink& log, Tally& tally)
       : Worker(std::make_shared<rd::RedisTransport>(
-                   transport_options(server, rd::Layout::Legacy, log)),
+                   transport_options(server, rd::Layout::Default, log)),
                polling_every_200ms(), log) {
     const bq::Handler count = [&tally](bq::Context&, const bq::Envelope& env) -> bq::Status {
       tally.ran(std::string(env.meta().id), true);
@@ -351,9 +351,9 @@ std::string first_few(const std::vector<std::string>& ids, std::size_t n = 5) {
   return out;
 }
 
-// Messages reserved and not settled: the processing list (legacy) or :reserved (Laravel).
+// Messages reserved and not settled: the processing list (default layout) or :reserved (Laravel).
 long long in_flight(RawClient& raw, const rd::Keys& k, rd::Layout layout) {
-  return layout == rd::Layout::Legacy ? raw.llen(k.in_flight) : raw.zcard(k.in_flight);
+  return layout == rd::Layout::Default ? raw.llen(k.in_flight) : raw.zcard(k.in_flight);
 }
 
 // A counter from INFO errorstats ("errorstat_NOSCRIPT:count=3,..."), 0 when not listed.
@@ -580,7 +580,7 @@ TEST_P(RedisFault, D3_ClientKillOfTheWorkersConnectionsLosesNothing) {
   const rd::Keys k = worker.transport().keys(kQueue);
   EXPECT_EQ(raw.llen(k.ready), 0);
   EXPECT_EQ(in_flight(raw, k, layout()), 0);
-  EXPECT_EQ(raw.zcard(k.schedule), 0);  // legacy: deadlines; Laravel: :delayed
+  EXPECT_EQ(raw.zcard(k.schedule), 0);  // default: deadlines; Laravel: :delayed
   EXPECT_TRUE(log.matching("reservation expired").empty()) << log.tail();
 }
 
@@ -649,7 +649,7 @@ TEST_P(RedisFault, RDS9_HandlerSlowerThanRetryAfterIsRedeliveredAndItsLateAckTou
   const rd::Keys k = producer.keys(kQueue);
   EXPECT_EQ(raw.llen(k.ready), 0);
   EXPECT_EQ(in_flight(raw, k, layout()), 0);
-  EXPECT_EQ(raw.zcard(k.schedule), 0);  // legacy: deadlines; Laravel: :delayed
+  EXPECT_EQ(raw.zcard(k.schedule), 0);  // default: deadlines; Laravel: :delayed
   EXPECT_EQ(raw.llen(worker.dead_letter_key(kQueue)), 0);
 }
 
@@ -671,7 +671,7 @@ TEST_F(RedisFaultSingle, D3_ServerDownAtStartIsRiddenOutUntilItComesUp) {
 
   server.start();
   bq::App publisher(
-      std::make_shared<rd::RedisTransport>(transport_options(server, rd::Layout::Legacy, log)));
+      std::make_shared<rd::RedisTransport>(transport_options(server, rd::Layout::Default, log)));
   bq::PublishOptions po;
   po.queue = kQueue;
   const std::string id = publisher.publish(kUrn, bq::Json::object({{"n", 1}}), po);
@@ -703,7 +703,7 @@ TEST_F(RedisFaultSingle, D3_LoadingAfterARestartIsTransient) {
               1);
   }
   TallyingWorker worker(server, log, tally);
-  bq::App publisher = publishing_app(server, rd::Layout::Legacy, log);
+  bq::App publisher = publishing_app(server, rd::Layout::Default, log);
   worker.start();
   PublishStats publish_stats;
   const auto before = publish_retrying(publisher, 1, Clock::now() + kSoon, publish_stats);
@@ -876,7 +876,7 @@ TEST_P(RedisFault, D3_AuthWithThePasswordWorksAndARefusedAuthEndsConsume) {
 
   {  // the URL carries the password, percent-encoded
     rd::Options o = transport_options(server, layout(), log);
-    EXPECT_EQ(o.password, server.password());
+    EXPECT_EQ(o.connection.password, server.password());
     rd::RedisTransport t(o);
     ASSERT_TRUE(t.publish(kQueue, bq::encode(bq::make(kUrn))));
     auto got = t.pop(kQueue, 0ms);
@@ -888,7 +888,7 @@ TEST_P(RedisFault, D3_AuthWithThePasswordWorksAndARefusedAuthEndsConsume) {
   }
   {  // Redis 6 ACL: AUTH <user> <password>
     rd::Options o = transport_options(server, layout(), log);
-    o.user = "default";
+    o.connection.user = "default";
     rd::RedisTransport t(o);
     ASSERT_TRUE(t.publish(kQueue, bq::encode(bq::make(kUrn))));
     EXPECT_EQ(raw.llen(k.ready), 1);
@@ -897,7 +897,7 @@ TEST_P(RedisFault, D3_AuthWithThePasswordWorksAndARefusedAuthEndsConsume) {
   for (const std::string password : {"wrong", ""}) {
     SCOPED_TRACE("password \"" + password + "\"");
     rd::Options o = transport_options(server, layout(), log);
-    o.password = password;
+    o.connection.password = password;
     bq::AppOptions app_options;
     app_options.poll_timeout = 200ms;
     Worker worker(std::make_shared<rd::RedisTransport>(o), app_options, log);
@@ -927,7 +927,7 @@ TEST_P(RedisFault, D3_AuthWithThePasswordWorksAndARefusedAuthEndsConsume) {
 }
 
 // No instantiation prefix: the tests are RedisFault.<name>/<layout>, so RedisFault* selects them.
-INSTANTIATE_TEST_SUITE_P(, RedisFault, ::testing::Values(rd::Layout::Legacy, rd::Layout::Laravel),
+INSTANTIATE_TEST_SUITE_P(, RedisFault, ::testing::Values(rd::Layout::Default, rd::Layout::Laravel),
                          layout_name);
 
 }  // namespace

@@ -42,7 +42,9 @@ constexpr char kUrn[] = "urn:babel:orders:created";
 
 class RedisIdempotencyStore : public rd::test::SharedRedisServerTest {
  protected:
-  static rd::Options connection(int db = 0) { return rd::parse_url(server().url(db)); }
+  static rd::ConnectionOptions connection(int db = 0) {
+    return rd::parse_url(server().url(db)).connection;
+  }
   static rd::IdempotencyOptions with_ttl(std::chrono::seconds ttl) {
     rd::IdempotencyOptions o;
     o.ttl = ttl;
@@ -209,7 +211,7 @@ TEST_F(RedisIdempotencyStore, HLP4_PrefixIsConfigurableAndTheDatabaseIsHonoured)
 
 TEST_F(RedisIdempotencyStore, HLP4_ServerDownThrowsATransportError) {
   RedisServer down;
-  const rd::Options options = rd::parse_url(down.url());
+  const rd::ConnectionOptions options = rd::parse_url(down.url()).connection;
   down.stop();
   Store store(options);
   rd::test::expect_transient_transport_error([&] { (void)store.seen("m"); }, "seen");

@@ -7,8 +7,8 @@
 // the keys themselves, never only through the transport that wrote them.
 //
 // Time: a score "passes" by being rewritten into the past (ZADD XX), never by sleeping. The only
-// real waits are a Pop blocked until a delayed message is due (RDS-T6) and the legacy poll
-// timing (RDS-T18); both are short and bounded.
+// real waits are a Pop blocked until a delayed message is due (RDS-T6) and the default layout's
+// poll timing (RDS-T18); both are short and bounded.
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -188,8 +188,8 @@ Strings all_keys(RawClient& raw) {
   return keys;
 }
 
-// EVALSHA calls the server has answered so far: one legacy poll round is exactly two (SWEEP and
-// RESERVE in one pipeline), so deltas count the rounds a Pop made (RDS-T18).
+// EVALSHA calls the server has answered so far: one default-layout poll round is exactly two (SWEEP
+// and RESERVE in one pipeline), so deltas count the rounds a Pop made (RDS-T18).
 long long evalsha_calls(RawClient& raw) {
   const std::string info = raw.command({"INFO", "commandstats"}).as_string();
   const std::string tag = "cmdstat_evalsha:calls=";
@@ -292,10 +292,10 @@ class RedisInterop : public rd::test::SharedRedisServerTest {
   LogCapture log_;
 };
 
-constexpr rd::Layout kBothLayouts[] = {rd::Layout::Legacy, rd::Layout::Laravel};
+constexpr rd::Layout kBothLayouts[] = {rd::Layout::Default, rd::Layout::Laravel};
 
 const char* name_of(rd::Layout layout) {
-  return layout == rd::Layout::Legacy ? "legacy layout" : "laravel layout";
+  return layout == rd::Layout::Default ? "default layout" : "laravel layout";
 }
 
 // ----------------------------------------------------------------------------- RDS-T1, RDS-70
@@ -338,7 +338,7 @@ TEST_F(RedisInterop, RDST1_ManifestPayloadIdentityInBothLayouts) {
       EXPECT_EQ(m->queue, kQueue);
       EXPECT_FALSE(m->poison) << m->poison_reason;
       EXPECT_TRUE(m->headers.empty());
-      if (layout == rd::Layout::Legacy) {
+      if (layout == rd::Layout::Default) {
         EXPECT_EQ(raw().lrange(k.in_flight), Strings{bytes});
         const Strings deadline_members = members_of(raw(), k.schedule);
         ASSERT_EQ(deadline_members.size(), 1u);
@@ -665,9 +665,9 @@ TEST_F(RedisInterop, RDST7_CrashRecoveryLaravelLayoutAndLateSettlementsChangeNot
 
 // ------------------------------------------------------------------------------------ RDS-T8
 
-TEST_F(RedisInterop, RDST8_CrashRecoveryLegacySweepsByteIdenticalToTheTail) {
-  rd::RedisTransport worker_a(options(rd::Layout::Legacy));
-  rd::RedisTransport worker_b(options(rd::Layout::Legacy));
+TEST_F(RedisInterop, RDST8_CrashRecoveryDefaultLayoutSweepsByteIdenticalToTheTail) {
+  rd::RedisTransport worker_a(options(rd::Layout::Default));
+  rd::RedisTransport worker_b(options(rd::Layout::Default));
   const rd::Keys k = worker_a.keys(kQueue);
   const std::string lost = foreign_envelope("3", R"({"order_id":1})");  // not SDK-canonical
   const std::string next = envelope(2);
@@ -703,10 +703,10 @@ TEST_F(RedisInterop, RDST8_CrashRecoveryLegacySweepsByteIdenticalToTheTail) {
 // ------------------------------------------------------------------------------------ RDS-T9
 
 TEST_F(RedisInterop, RDST9_LateSettlementAfterSweepTouchesNothing) {
-  rd::Options oa = options(rd::Layout::Legacy);
+  rd::Options oa = options(rd::Layout::Default);
   oa.pipelined_acks = false;
   rd::RedisTransport worker_a(oa);
-  rd::Options ob = options(rd::Layout::Legacy);
+  rd::Options ob = options(rd::Layout::Default);
   ob.prefetch = 2;
   rd::RedisTransport worker_b(ob);
   const rd::Keys k = worker_a.keys(kQueue);
@@ -755,7 +755,7 @@ TEST_F(RedisInterop, RDST9_LateSettlementAfterSweepTouchesNothing) {
 // ----------------------------------------------------------------------------------- RDS-T10
 
 TEST_F(RedisInterop, RDST10_IdenticalDuplicatesHaveOneMemberEach) {
-  rd::Options o = options(rd::Layout::Legacy);
+  rd::Options o = options(rd::Layout::Default);
   o.pipelined_acks = false;
   rd::RedisTransport t(o);
   const rd::Keys k = t.keys(kQueue);
@@ -780,7 +780,7 @@ TEST_F(RedisInterop, RDST10_IdenticalDuplicatesHaveOneMemberEach) {
   EXPECT_EQ(std::count(both.begin(), both.end(), left[0]), 1);
 
   make_due(raw(), k.schedule, left[0]);
-  rd::RedisTransport other(options(rd::Layout::Legacy));
+  rd::RedisTransport other(options(rd::Layout::Default));
   auto swept = pop_now(other);  // exactly one value was moved back and is reserved again
   ASSERT_TRUE(swept);
   EXPECT_EQ(swept->body, body);
@@ -796,11 +796,11 @@ TEST_F(RedisInterop, RDST10_IdenticalDuplicatesHaveOneMemberEach) {
 
 // ----------------------------------------------------------------------------------- RDS-T11
 
-TEST_F(RedisInterop, RDST11_NullRetryAfterLegacyScoresInfinityAndStillSweepsOthers) {
-  rd::Options on = options(rd::Layout::Legacy);
+TEST_F(RedisInterop, RDST11_NullRetryAfterDefaultLayoutScoresInfinityAndStillSweepsOthers) {
+  rd::Options on = options(rd::Layout::Default);
   on.retry_after = std::nullopt;
   rd::RedisTransport never(on);
-  rd::RedisTransport finite(options(rd::Layout::Legacy));
+  rd::RedisTransport finite(options(rd::Layout::Default));
   const rd::Keys k = never.keys(kQueue);
   const std::string theirs = envelope(1);
   ASSERT_OK(finite.publish(kQueue, theirs));
@@ -868,7 +868,7 @@ TEST_F(RedisInterop, RDST11_NegativeRetryAfterIsAConfigError) {
 // ----------------------------------------------------------------------------------- RDS-T12
 
 // Bodies the strict codec rejects (RDS-27), each a different reason.
-const Strings& legacy_poison_bodies() {
+const Strings& default_layout_poison_bodies() {
   static const Strings bodies = {
       "not json",
       std::string("{\"job\":\"urn:babel:orders:created\",\"data\":{\"name\":\"\xff\xfe\"}}"),
@@ -879,10 +879,10 @@ const Strings& legacy_poison_bodies() {
   return bodies;
 }
 
-TEST_F(RedisInterop, RDST12_PoisonLegacyIsFlaggedAndCannotBeReleased) {
-  rd::RedisTransport t(options(rd::Layout::Legacy));
+TEST_F(RedisInterop, RDST12_PoisonDefaultLayoutIsFlaggedAndCannotBeReleased) {
+  rd::RedisTransport t(options(rd::Layout::Default));
   const rd::Keys k = t.keys(kQueue);
-  for (const std::string& body : legacy_poison_bodies()) {
+  for (const std::string& body : default_layout_poison_bodies()) {
     SCOPED_TRACE(body);
     ASSERT_EQ(raw().command({"RPUSH", kQueue, body}).integer, 1);
     auto m = pop_now(t);
@@ -902,7 +902,7 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyIsFlaggedAndCannotBeReleased) {
   }
 }
 
-TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfiguration) {
+TEST_F(RedisInterop, RDST12_PoisonDefaultLayoutGoesToTheDlqOnFirstDeliveryInEveryConfiguration) {
   struct Config {
     const char* name;
     bq::UnknownUrnStrategy unknown_urn;
@@ -912,10 +912,10 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfig
                               Config{"unknown_urn=delete", bq::UnknownUrnStrategy::Delete}}) {
     SCOPED_TRACE(config.name);
     flush_all();
-    for (const std::string& body : legacy_poison_bodies()) {
+    for (const std::string& body : default_layout_poison_bodies()) {
       raw().command({"RPUSH", kQueue, body});
     }
-    auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Legacy));
+    auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Default));
     bq::AppOptions ao = app_options();
     ao.dead_letter = false;
     ao.unknown_urn = config.unknown_urn;
@@ -927,15 +927,15 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfig
     });
     const bq::DrainResult drained = app.drain(kQueue);
     EXPECT_TRUE(drained.status.ok()) << drained.status.error().what();
-    EXPECT_EQ(drained.count, legacy_poison_bodies().size());  // each delivered exactly once
+    EXPECT_EQ(drained.count, default_layout_poison_bodies().size());  // each delivered exactly once
     ASSERT_OK(t->flush());
     EXPECT_FALSE(handled);
 
     const Strings records = raw().lrange("orders.dlq");
-    ASSERT_EQ(records.size(), legacy_poison_bodies().size());
+    ASSERT_EQ(records.size(), default_layout_poison_bodies().size());
     for (std::size_t i = 0; i < records.size(); ++i) {
-      SCOPED_TRACE(legacy_poison_bodies()[i]);
-      expect_poison_record(records[i], legacy_poison_bodies()[i], kQueue);
+      SCOPED_TRACE(default_layout_poison_bodies()[i]);
+      expect_poison_record(records[i], default_layout_poison_bodies()[i], kQueue);
     }
     const rd::Keys k = t->keys(kQueue);
     EXPECT_FALSE(raw().exists(k.in_flight));
@@ -947,7 +947,7 @@ TEST_F(RedisInterop, RDST12_PoisonLegacyGoesToTheDlqOnFirstDeliveryInEveryConfig
 TEST_F(RedisInterop, RDST12_IdentitylessDecodableBodyIsRoutedAsUnknownUrnNotPoison) {
   const std::string body = R"({"data":{"order_id":7},"attempts":0})";
   {
-    rd::RedisTransport t(options(rd::Layout::Legacy));
+    rd::RedisTransport t(options(rd::Layout::Default));
     raw().command({"RPUSH", kQueue, body});
     auto m = pop_now(t);
     ASSERT_TRUE(m);
@@ -956,7 +956,7 @@ TEST_F(RedisInterop, RDST12_IdentitylessDecodableBodyIsRoutedAsUnknownUrnNotPois
   }
   flush_all();
   raw().command({"RPUSH", kQueue, body});
-  auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Legacy));
+  auto t = std::make_shared<rd::RedisTransport>(options(rd::Layout::Default));
   bq::AppOptions ao = app_options();
   ao.unknown_urn = bq::UnknownUrnStrategy::DeadLetter;
   bq::App app(t, ao);
@@ -1142,7 +1142,7 @@ TEST_F(RedisInterop, RDST14_BigIntegersAndUnknownKeysSurviveRelease) {
       EXPECT_EQ(reserved[0].find("123456789012345678901"), std::string::npos) << reserved[0];
     }
     ASSERT_OK(t.release(*m, 0ms));
-    if (layout == rd::Layout::Legacy) {
+    if (layout == rd::Layout::Default) {
       EXPECT_EQ(raw().lrange(k.ready), Strings{released});  // at once, to the tail (RDS-25)
       EXPECT_FALSE(raw().exists(k.in_flight));
       EXPECT_FALSE(raw().exists(k.schedule));
@@ -1176,7 +1176,7 @@ std::string frame_of(const std::string& body, const bq::Headers& headers) {
 }
 
 TEST_F(RedisInterop, RDST15_FrameRoundTripCarriesTraceparent) {
-  rd::Options o = options(rd::Layout::Legacy);
+  rd::Options o = options(rd::Layout::Default);
   o.pipelined_acks = false;
   rd::RedisTransport t(o);
   const rd::Keys k = t.keys(kQueue);
@@ -1215,7 +1215,7 @@ TEST_F(RedisInterop, RDST15_FrameRoundTripCarriesTraceparent) {
 }
 
 TEST_F(RedisInterop, RDST15_BlankHeadersPublishTheBareBody) {
-  rd::RedisTransport t(options(rd::Layout::Legacy));
+  rd::RedisTransport t(options(rd::Layout::Default));
   const rd::Keys k = t.keys(kQueue);
   const std::string body = envelope();
   ASSERT_OK(t.publish_with_headers(kQueue, body, {}));
@@ -1231,7 +1231,7 @@ TEST_F(RedisInterop, RDST15_BlankHeadersPublishTheBareBody) {
 }
 
 TEST_F(RedisInterop, RDST15_DetectionNegativesAreDeliveredBare) {
-  rd::Options o = options(rd::Layout::Legacy);
+  rd::Options o = options(rd::Layout::Default);
   o.pipelined_acks = false;
   rd::RedisTransport t(o);
   const rd::Keys k = t.keys(kQueue);
@@ -1335,8 +1335,8 @@ TEST_F(RedisInterop, RDST16_MigrationMovesABatchPerPopDelayedFirstOneTokenEach) 
   EXPECT_EQ(ready[6], reserved[4]);
 }
 
-TEST_F(RedisInterop, RDST16_LegacySweepMovesABatchPerPop) {
-  rd::RedisTransport crashed(options(rd::Layout::Legacy));
+TEST_F(RedisInterop, RDST16_DefaultLayoutSweepMovesABatchPerPop) {
+  rd::RedisTransport crashed(options(rd::Layout::Default));
   const rd::Keys k = crashed.keys(kQueue);
   Strings bodies;
   for (int i = 0; i < 5; ++i) {
@@ -1348,7 +1348,7 @@ TEST_F(RedisInterop, RDST16_LegacySweepMovesABatchPerPop) {
     make_due(raw(), k.schedule, m);
   }
 
-  rd::Options o = options(rd::Layout::Legacy);
+  rd::Options o = options(rd::Layout::Default);
   o.migration_batch_size = 2;
   rd::RedisTransport t(o);
   auto m = pop_now(t);  // two swept to the tail, the first of them reserved again
@@ -1366,7 +1366,7 @@ TEST_F(RedisInterop, RDST16_LegacySweepMovesABatchPerPop) {
 
 TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
   {
-    rd::RedisTransport t(options(rd::Layout::Legacy));
+    rd::RedisTransport t(options(rd::Layout::Default));
     const rd::Keys k = t.keys(kQueue);
     EXPECT_EQ(k.ready, "orders");
     EXPECT_EQ(k.in_flight, "orders:processing");
@@ -1382,7 +1382,7 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
   }
   flush_all();
   {
-    rd::Options o = options(rd::Layout::Legacy);
+    rd::Options o = options(rd::Layout::Default);
     o.processing_suffix = ":inflight";
     rd::RedisTransport t(o);
     EXPECT_EQ(t.keys(kQueue).in_flight, "orders:inflight");
@@ -1421,8 +1421,8 @@ TEST_F(RedisInterop, RDST17_KeyNamesOfOneQueueInBothLayouts) {
 
 // ----------------------------------------------------------------------------------- RDS-T18
 
-TEST_F(RedisInterop, RDST18_LegacyPollTimingBacksOffAndResetsAfterAReserve) {
-  rd::RedisTransport t(options(rd::Layout::Legacy));
+TEST_F(RedisInterop, RDST18_DefaultLayoutPollTimingBacksOffAndResetsAfterAReserve) {
+  rd::RedisTransport t(options(rd::Layout::Default));
   // Rounds a Pop makes: a sleep never ends early, so a slow machine can only make fewer rounds
   // than the backoff allows, never more; the upper bounds below hold at any speed.
   auto timed_empty_pop = [&](std::chrono::milliseconds timeout, long long& rounds) {
@@ -1532,7 +1532,7 @@ TEST_F(RedisInterop, RDST19_HashTaggedQueueRunsEveryScriptOnAClusterNode) {
     rd::RedisTransport crashed(o);
     ASSERT_TRUE(pop_now(crashed, q));
     const rd::Keys k = crashed.keys(q);
-    const std::string reservations = layout == rd::Layout::Legacy ? k.schedule : k.in_flight;
+    const std::string reservations = layout == rd::Layout::Default ? k.schedule : k.in_flight;
     const Strings held = members_of(raw, reservations);
     EXPECT_EQ(held.size(), 2u);
     for (const std::string& m : held) {
@@ -1551,7 +1551,7 @@ TEST_F(RedisInterop, RDST19_HashTaggedQueueRunsEveryScriptOnAClusterNode) {
     rescuer.close();
     crashed.close();  // its give-back finds the swept member gone: nothing to do
 
-    const std::string dlq_key = crashed.keys(dlq).ready;  // legacy: verbatim; Laravel: prefixed
+    const std::string dlq_key = crashed.keys(dlq).ready;  // default: verbatim; Laravel: prefixed
     EXPECT_EQ(raw.lrange(dlq_key), Strings{"{\"dead\":1}"});
     const Strings keys = all_keys(raw);
     EXPECT_GE(keys.size(), 2u);  // at least the ready list and the DLQ
@@ -1560,7 +1560,7 @@ TEST_F(RedisInterop, RDST19_HashTaggedQueueRunsEveryScriptOnAClusterNode) {
     }
     EXPECT_EQ(log_.warnings_with({}), 0u) << log_.dump();
   };
-  run(rd::Layout::Legacy);
+  run(rd::Layout::Default);
   ASSERT_EQ(raw.command({"FLUSHALL"}).str, "OK");
   run(rd::Layout::Laravel);
   // The DLQ keys land in the queue's slot (RDS-6).
@@ -1586,10 +1586,10 @@ TEST_F(RedisInterop, RDS17_PrefetchReservesInOneRoundTripAndCloseGivesTheRestBac
     auto first = pop_now(t);
     ASSERT_TRUE(first);
     EXPECT_EQ(first->body, bodies[0]);
-    // One round trip: legacy SWEEP + RESERVE, Laravel two MIGRATEs + POP; four reservations,
+    // One round trip: default SWEEP + RESERVE, Laravel two MIGRATEs + POP; four reservations,
     // each with its own member.
-    EXPECT_EQ(evalsha_calls(raw()) - calls, layout == rd::Layout::Legacy ? 2 : 3);
-    if (layout == rd::Layout::Legacy) {
+    EXPECT_EQ(evalsha_calls(raw()) - calls, layout == rd::Layout::Default ? 2 : 3);
+    if (layout == rd::Layout::Default) {
       EXPECT_EQ(raw().zcard(k.schedule), 4);
       EXPECT_EQ(raw().lrange(k.in_flight), (Strings{bodies[0], bodies[1], bodies[2], bodies[3]}));
     } else {
@@ -1600,7 +1600,7 @@ TEST_F(RedisInterop, RDS17_PrefetchReservesInOneRoundTripAndCloseGivesTheRestBac
 
     t.close();  // the three never handed out go back to the head, in order
     EXPECT_EQ(raw().lrange(k.ready), (Strings{bodies[1], bodies[2], bodies[3], bodies[4]}));
-    if (layout == rd::Layout::Legacy) {
+    if (layout == rd::Layout::Default) {
       EXPECT_EQ(raw().lrange(k.in_flight), Strings{bodies[0]});
       const Strings left = members_of(raw(), k.schedule);
       ASSERT_EQ(left.size(), 1u);
@@ -1620,7 +1620,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     ASSERT_TRUE(t.options().pipelined_acks);
     const rd::Keys k = t.keys(kQueue);
     auto in_flight = [&] {
-      return layout == rd::Layout::Legacy ? raw().llen(k.in_flight) : raw().zcard(k.in_flight);
+      return layout == rd::Layout::Default ? raw().llen(k.in_flight) : raw().zcard(k.in_flight);
     };
     const Strings bodies = {envelope(1), envelope(2), envelope(3)};
     ASSERT_OK(t.publish_batch(kQueue, bodies));
@@ -1632,7 +1632,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     auto m2 = pop_now(t);       // the held ack goes out with this reserve
     ASSERT_TRUE(m2);
     EXPECT_EQ(in_flight(), 1);
-    if (layout == rd::Layout::Legacy) {
+    if (layout == rd::Layout::Default) {
       EXPECT_EQ(raw().lrange(k.in_flight), Strings{bodies[1]});
     }
 
@@ -1647,7 +1647,7 @@ TEST_F(RedisInterop, RDS24_PipelinedAcksAreAppliedByTheNextPopFlushOrClose) {
     EXPECT_EQ(in_flight(), 1);
     t.close();
     EXPECT_EQ(in_flight(), 0);
-    if (layout == rd::Layout::Legacy) {
+    if (layout == rd::Layout::Default) {
       EXPECT_FALSE(raw().exists(k.schedule));
     }
     EXPECT_EQ(log_.warnings_with({"reservation expired"}), 0u) << log_.dump();

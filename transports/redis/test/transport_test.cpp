@@ -44,7 +44,7 @@ class RedisTransportTest : public rd::test::SharedRedisServerTest,
     o.prefetch = prefetch;
     return o;
   }
-  bool legacy() const { return GetParam() == rd::Layout::Legacy; }
+  bool default_layout() const { return GetParam() == rd::Layout::Default; }
 };
 
 TEST_P(RedisTransportTest, PublishPopAckRoundTripKeepsBytes) {
@@ -60,16 +60,37 @@ TEST_P(RedisTransportTest, PublishPopAckRoundTripKeepsBytes) {
   EXPECT_FALSE(m.poison);
   EXPECT_TRUE(m.headers.empty());
   const rd::Keys k = t.keys("orders");
-  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 1);
+  EXPECT_EQ(default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 1);
   ASSERT_TRUE(t.ack(m));
   ASSERT_TRUE(t.flush());  // pipelined acks are sent by the next pop, flush() or close()
-  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
-  if (legacy()) {
+  EXPECT_EQ(default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
+  if (default_layout()) {
     EXPECT_EQ(raw().zcard(k.schedule), 0);
   }
   auto none = t.pop("orders", 0ms);
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->has_value());
+}
+
+// Decode once (issue 8): the transport hands the envelope it decoded to classify poison along
+// with the message, so the App does not decode the body a second time.
+TEST_P(RedisTransportTest, PopCarriesTheEnvelopeItDecodedOrThePoisonReason) {
+  rd::RedisTransport t(options());
+  const std::string body = envelope("orders", 7);
+  ASSERT_TRUE(t.publish_with_headers("orders", body, {{"traceparent", "00-abc-def-01"}}));
+  ASSERT_TRUE(t.publish("orders", R"({"job":"urn:x","attempts":0,"data":[]})"));
+  auto good = t.pop("orders", 0ms);
+  ASSERT_TRUE(good.has_value() && good->has_value());
+  ASSERT_TRUE((*good)->decoded.has_value());
+  const auto expected = bq::try_decode(body);
+  ASSERT_TRUE(expected.has_value());
+  EXPECT_TRUE(*(*good)->decoded == *expected);  // the unframed body's envelope
+  EXPECT_FALSE((*good)->poison);
+  auto bad = t.pop("orders", 0ms);
+  ASSERT_TRUE(bad.has_value() && bad->has_value());
+  EXPECT_FALSE((*bad)->decoded.has_value());
+  EXPECT_TRUE((*bad)->poison);  // RDS-27, RDS-48: the strict codec rejects an array `data`
+  EXPECT_NE((*bad)->poison_reason.find("data"), std::string::npos) << (*bad)->poison_reason;
 }
 
 TEST_P(RedisTransportTest, ImmediateAcksSettleOnReturn) {
@@ -81,7 +102,7 @@ TEST_P(RedisTransportTest, ImmediateAcksSettleOnReturn) {
   ASSERT_TRUE(got.has_value() && got->has_value());
   ASSERT_TRUE(t.ack(**got));
   const rd::Keys k = t.keys("orders");
-  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
+  EXPECT_EQ(default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, PendingAcksRideOnTheNextReserve) {
@@ -92,7 +113,9 @@ TEST_P(RedisTransportTest, PendingAcksRideOnTheNextReserve) {
   ASSERT_TRUE(first.has_value() && first->has_value());
   ASSERT_TRUE(t.ack(**first));
   const rd::Keys k = t.keys("orders");
-  auto in_flight = [&] { return legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight); };
+  auto in_flight = [&] {
+    return default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight);
+  };
   EXPECT_EQ(in_flight(), 1);  // queued, not sent yet
   auto second = t.pop("orders", 0ms);
   ASSERT_TRUE(second.has_value() && second->has_value());
@@ -110,7 +133,7 @@ TEST_P(RedisTransportTest, BatchPublishKeepsOrderAcrossChunks) {
   ASSERT_TRUE(t.publish_batch("orders", bodies));
   const rd::Keys k = t.keys("orders");
   EXPECT_EQ(raw().lrange(k.ready), bodies);
-  if (!legacy()) {
+  if (!default_layout()) {
     EXPECT_EQ(raw().llen(k.notify), 2500);  // one token per job (RDS-42)
   }
   for (int i = 0; i < 2500; ++i) {
@@ -120,7 +143,7 @@ TEST_P(RedisTransportTest, BatchPublishKeepsOrderAcrossChunks) {
     ASSERT_TRUE(t.ack(**got));
   }
   t.close();
-  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
+  EXPECT_EQ(default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, StatsAndPeek) {
@@ -133,7 +156,7 @@ TEST_P(RedisTransportTest, StatsAndPeek) {
   ASSERT_TRUE(t.publish("orders", envelope()));
   auto second = t.pop("orders", 0ms);
   ASSERT_TRUE(second.has_value() && second->has_value());
-  if (!legacy()) {
+  if (!default_layout()) {
     ASSERT_TRUE(t.publish_delayed("orders", envelope(), 60s));
   }
   auto stats = t.stats("orders", "");
@@ -141,7 +164,7 @@ TEST_P(RedisTransportTest, StatsAndPeek) {
   EXPECT_EQ(stats->ready, 1);
   EXPECT_EQ(stats->in_flight, 1);
   // The default layout has no delayed set (RDS-13): the figure is unknown, not zero.
-  EXPECT_EQ(stats->delayed, legacy() ? std::nullopt : std::optional<std::int64_t>(1));
+  EXPECT_EQ(stats->delayed, default_layout() ? std::nullopt : std::optional<std::int64_t>(1));
   EXPECT_EQ(stats->dead_letter, 1);
   auto peeked = t.peek("orders.dlq", 0);
   ASSERT_TRUE(peeked.has_value());
@@ -167,7 +190,7 @@ TEST_P(RedisTransportTest, TheCapabilitiesAreReachableThroughTheTransportInterfa
   ASSERT_TRUE(peeked.has_value()) << peeked.error().what();
   ASSERT_EQ(peeked->size(), 1u);
   EXPECT_EQ((*peeked)[0].body, body);  // RDS-15: the frame is unwrapped, as pop would
-  if (legacy()) {
+  if (default_layout()) {
     EXPECT_EQ((*peeked)[0].headers, (bq::Headers{{"traceparent", "00-abc-def-01"}}));
   } else {
     EXPECT_TRUE((*peeked)[0].headers.empty());  // RDS-43: the Laravel layout drops headers
@@ -185,7 +208,7 @@ TEST_P(RedisTransportTest, ReleaseRaisesAttemptsInTheStoredBody) {
   ASSERT_TRUE(got.has_value() && got->has_value());
   ASSERT_TRUE(t.release(**got, 0ms));
   const rd::Keys k = t.keys("orders");
-  if (!legacy()) {
+  if (!default_layout()) {
     EXPECT_EQ(raw().zcard(k.schedule), 1);  // RDS-54: due at the next migrate
   }
   auto again = t.pop("orders", 0ms);
@@ -234,7 +257,7 @@ TEST_P(RedisTransportTest, AppRetriesDeadLettersAndAcks) {
   EXPECT_EQ(dead.attempts(), 3);  // D5: the incremented value, = max_attempts
   const rd::Keys k = t->keys("orders");
   EXPECT_EQ(raw().llen(k.ready), 0);
-  EXPECT_EQ(legacy() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
+  EXPECT_EQ(default_layout() ? raw().llen(k.in_flight) : raw().zcard(k.in_flight), 0);
 }
 
 TEST_P(RedisTransportTest, CloseIsIdempotentAndLaterCallsFailClosed) {
@@ -257,9 +280,9 @@ TEST_P(RedisTransportTest, EmptyQueueNameIsAConfigError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLayouts, RedisTransportTest,
-                         ::testing::Values(rd::Layout::Legacy, rd::Layout::Laravel),
+                         ::testing::Values(rd::Layout::Default, rd::Layout::Laravel),
                          [](const ::testing::TestParamInfo<rd::Layout>& p) {
-                           return p.param == rd::Layout::Legacy ? "Legacy" : "Laravel";
+                           return p.param == rd::Layout::Default ? "Default" : "Laravel";
                          });
 
 TEST(RedisTransportOptions, InvalidValuesAreConfigErrors) {
@@ -279,7 +302,7 @@ TEST(RedisTransportOptions, InvalidValuesAreConfigErrors) {
   EXPECT_TRUE(bad([](rd::Options& o) { o.prefetch = 0; }));
   EXPECT_TRUE(bad([](rd::Options& o) {  // RDS-53: the read timeout must outlast a BLPOP slice
     o.layout = rd::Layout::Laravel;
-    o.command_timeout = 1s;
+    o.connection.command_timeout = 1s;
   }));
   EXPECT_FALSE(bad([](rd::Options& o) { o.retry_after = std::nullopt; }));
   EXPECT_FALSE(bad([](rd::Options& o) { o.retry_after = std::chrono::seconds(0); }));

@@ -29,15 +29,18 @@ class PrefetchBuffer {
     if (items.empty()) return;
     std::lock_guard<std::mutex> lock(mu_);
     auto& fifo = fifo_for(queue);
-    for (auto& item : items) fifo.push_back(std::move(item));
+    for (auto& item : items)
+      fifo.push_back(std::move(item));
   }
   /// The oldest item of `queue`, if any.
   std::optional<T> take(std::string_view queue) {
+    std::optional<T> out;  // the one return object, so the copy is elided (NRVO)
     std::lock_guard<std::mutex> lock(mu_);
     auto it = queues_.find(queue);
-    if (it == queues_.end() || it->second.empty()) return std::nullopt;
-    std::optional<T> out(std::move(it->second.front()));
-    it->second.pop_front();
+    if (it != queues_.end() && !it->second.empty()) {
+      out.emplace(std::move(it->second.front()));
+      it->second.pop_front();
+    }
     return out;
   }
   /// Removes and returns every item, queue by queue, each FIFO oldest first: what `close()`
@@ -49,7 +52,8 @@ class PrefetchBuffer {
       if (fifo.empty()) continue;
       std::vector<T> items;
       items.reserve(fifo.size());
-      for (auto& item : fifo) items.push_back(std::move(item));
+      for (auto& item : fifo)
+        items.push_back(std::move(item));
       fifo.clear();
       out.emplace_back(queue, std::move(items));
     }

@@ -18,6 +18,8 @@
 namespace babelqueue::redis {
 
 /// Settings of a RedisIdempotencyStore.
+///
+/// Thread-safety: a value type.
 struct IdempotencyOptions {
   /// Key of an id = prefix + id (HLP-4).
   std::string key_prefix = "bq:idemp:";
@@ -33,9 +35,10 @@ struct IdempotencyOptions {
 /// concurrent call). Not copyable or movable.
 class BABELQUEUE_EXPORT RedisIdempotencyStore final : public idempotency::Store {
  public:
-  /// Connection settings come from `connection` (host, port, db, auth, timeouts); its layout
-  /// and queue options are not used. @throws ConfigError on a negative ttl or empty prefix.
-  explicit RedisIdempotencyStore(const Options& connection, IdempotencyOptions options = {});
+  /// Connects (lazily) with `connection`, e.g. `parse_url(url).connection`.
+  /// @throws ConfigError on a negative ttl or empty prefix.
+  explicit RedisIdempotencyStore(const ConnectionOptions& connection,
+                                 IdempotencyOptions options = {});
   ~RedisIdempotencyStore() override;
   RedisIdempotencyStore(const RedisIdempotencyStore&) = delete;
   RedisIdempotencyStore& operator=(const RedisIdempotencyStore&) = delete;

@@ -28,18 +28,22 @@ namespace babelqueue::redis {
 
 /// Which keys and scripts a transport uses (RDS-8). The two layouts never meet.
 enum class Layout {
-  /// `q` list, `q:processing` list, `q:processing:deadlines` zset (RDS-10..28).
-  Legacy,
+  /// The default reliable queue: `q` list, `q:processing` list, `q:processing:deadlines` zset
+  /// (RDS-10..28; the spec and the other SDKs call it "legacy").
+  Default,
   /// Laravel's `queues:q`, `:delayed`, `:reserved`, `:notify` keys (RDS-40..59).
   Laravel,
 };
 
-/// Parses "legacy"/"default" or "laravel"/"zset". @throws ConfigError otherwise.
+/// Parses "default" (or "legacy", the other SDKs' word for it) and "laravel" (or "zset").
+/// @throws ConfigError otherwise.
 BABELQUEUE_EXPORT Layout parse_layout(std::string_view text);
 
-/// Connection and behaviour settings. Every member has the default a new transport uses.
-struct Options {
-  // --- connection (RDS-2) ---
+/// Where and how to connect (RDS-2), apart from what the queues mean. Every member has the
+/// default a new connection uses.
+///
+/// Thread-safety: a value type.
+struct ConnectionOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
   /// Unix socket path; when set, host and port are ignored.
@@ -52,15 +56,25 @@ struct Options {
   std::string password = {};
   /// Connect timeout of each connection.
   std::chrono::milliseconds connect_timeout{2000};
-  /// Read/write timeout of each command. Must exceed the 1 s BLPOP slice (RDS-53).
+  /// Read/write timeout of each command. In the Laravel layout it must exceed the 1 s BLPOP
+  /// slice (RDS-53).
   std::chrono::milliseconds command_timeout{5000};
+};
+
+/// Transport settings: the connection and the queue semantics. Every member has the default a
+/// new transport uses.
+///
+/// Thread-safety: a value type.
+struct Options {
+  /// Server, database, credentials, timeouts.
+  ConnectionOptions connection = {};
 
   // --- layout ---
-  Layout layout = Layout::Legacy;
+  Layout layout = Layout::Default;
   /// Laravel layout: prefix of every key (RDS-40). To share a queue with a Laravel app, put the
   /// app's Redis client prefix in front: "laravel_database_queues:".
   std::string laravel_key_prefix = "queues:";
-  /// Legacy layout: processing list = queue + this suffix (RDS-10).
+  /// Default layout: processing list = queue + this suffix (RDS-10).
   std::string processing_suffix = ":processing";
 
   // --- recovery ---
@@ -87,28 +101,31 @@ struct Options {
 };
 
 /// Parses `redis://[[user]:password@]host[:port][/db][?option=value&...]` (also `unix:///path`)
-/// on top of `base`. Query options: `connect_timeout`, `timeout` (seconds, fractions allowed),
-/// `layout`, `prefix`, `processing_suffix`, `retry_after` (seconds or `none`),
-/// `migration_batch_size`, `prefetch`. Percent-escapes in user and password are decoded.
+/// on top of `base`: the URL's authority, path, `db`, `connect_timeout` and `timeout` (seconds,
+/// fractions allowed) fill `connection`; `layout`, `prefix`, `processing_suffix`,
+/// `retry_after` (seconds or `none`), `migration_batch_size` and `prefetch` the rest.
+/// Percent-escapes in user and password are decoded. Error texts never contain the password.
 /// `rediss://` is a ConfigError here: the hiredis this build uses has no TLS.
 /// @throws ConfigError on anything it cannot parse.
 BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 
 /// The Redis keys one logical queue maps to (RDS-10, RDS-40).
+///
+/// Thread-safety: a value type.
 struct Keys {
   std::string ready;
-  /// Legacy: the processing list. Laravel: `:reserved`.
+  /// Default layout: the processing list. Laravel: `:reserved`.
   std::string in_flight;
-  /// Legacy: the deadlines zset. Laravel: `:delayed`.
+  /// Default layout: the deadlines zset. Laravel: `:delayed`.
   std::string schedule;
-  /// Laravel: `:notify`; empty in the legacy layout.
+  /// Laravel: `:notify`; empty in the default layout.
   std::string notify;
 };
 
 /// A Transport over Redis >= 6.2.
 ///
-/// Capabilities: HeaderPublisher (legacy: the `__bq_frame`, Laravel: headers dropped), Releaser
-/// (attempts + 1 in the stored body), DeadLetterer (reservation-gated), BatchPublisher,
+/// Capabilities: HeaderPublisher (default layout: the `__bq_frame`, Laravel: headers dropped),
+/// Releaser (attempts + 1 in the stored body), DeadLetterer (reservation-gated), BatchPublisher,
 /// DelayedPublisher (Laravel layout only), Flusher (pipelined acks), Inspector (counts and
 /// LRANGE peek). In the Laravel layout every queue name the App passes, dead-letter names
 /// included, becomes prefix + name (RDS-41).
@@ -137,8 +154,7 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
   explicit RedisTransport(std::string_view url);
   /// Uses the caller's connection for every command (RDS-2). It is never freed by the
   /// transport and must outlive it; calls are serialised on it. A dropped connection is
-  /// re-established with hiredis' redisReconnect. The connection options in `options` are
-  /// ignored.
+  /// re-established with hiredis' redisReconnect. `options.connection` is ignored.
   RedisTransport(redisContext* borrowed, Options options);
   /// Calls `close()`.
   ~RedisTransport() override;
@@ -148,11 +164,12 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
   RedisTransport& operator=(RedisTransport&&) = delete;
 
   // --- Transport ---
-  /// Legacy: RPUSH (RDS-11). Laravel: RPUSH + notify token, one script (RDS-42).
+  /// Default layout: RPUSH (RDS-11). Laravel: RPUSH + notify token, one script (RDS-42).
   Status publish(std::string_view queue, std::string body) override;
   /// Reserves up to `prefetch` messages per round trip and returns one; sweeps / migrates
-  /// before every reserve (RDS-19, RDS-51); polls with backoff (legacy, RDS-21) or blocks on
-  /// `:notify` in slices of <= 1 s (Laravel, RDS-53).
+  /// before every reserve (RDS-19, RDS-51); polls with backoff (default layout, RDS-21) or
+  /// blocks on `:notify` in slices of <= 1 s (Laravel, RDS-53). Sets `decoded` (or `poison`
+  /// with its reason) on every message: the App does not decode it again.
   Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
                                              std::chrono::milliseconds timeout) override;
   /// Gated on the deadline / reserved member (RDS-24, RDS-53). See Options::pipelined_acks.
@@ -163,8 +180,8 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
   // --- capabilities ---
   Status publish_with_headers(std::string_view queue, std::string body,
                               const Headers& headers) override;
-  /// In place with `attempts` + 1 written by the SDK codec (RDS-25, RDS-57). Legacy: at once, to
-  /// the tail (no delayed set). Laravel: into `:delayed` at floor(now) + ceil(delay).
+  /// In place with `attempts` + 1 written by the SDK codec (RDS-25, RDS-57). Default layout: at
+  /// once, to the tail (no delayed set). Laravel: into `:delayed` at floor(now) + ceil(delay).
   /// ReleaseUnsupported for a poison body.
   Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
   /// Writes `body` to the dead-letter list and removes the reservation, gated (RDS-26, RDS-53).
@@ -174,17 +191,17 @@ class BABELQUEUE_EXPORT RedisTransport final : public Transport,
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
 
   /// Laravel layout: ZADD `:delayed` at floor(now) + ceil(delay) (RDS-44); delay <= 0 publishes
-  /// at once. Legacy layout: DelayUnsupported (RDS-13).
+  /// at once. Default layout: DelayUnsupported (RDS-13).
   Status publish_delayed(std::string_view queue, std::string body,
                          std::chrono::milliseconds delay) override;
   /// Sends the pending pipelined acks now; the first error, if any.
   Status flush() override;
-  /// Ready, in-flight, delayed (Laravel layout only; nullopt in the legacy layout, which has no
+  /// Ready, in-flight, delayed (Laravel layout only; nullopt in the default layout, which has no
   /// delayed set) and dead-letter counts of `queue`; the dead-letter queue is `queue` + ".dlq"
   /// unless `dead_letter_queue` is given.
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0 = all) values of `queue`'s ready list, head first, without changing
-  /// anything (LRANGE); a legacy frame is unwrapped into body and headers (RDS-15).
+  /// anything (LRANGE); a default-layout frame is unwrapped into body and headers (RDS-15).
   Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
   // --- Redis specifics ---
