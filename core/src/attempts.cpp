@@ -4,7 +4,7 @@
 // `attempts` + 1 in the stored bytes of a released message (RDS-57): a splice, not a re-encode,
 // so big integers, unknown members and escapes survive exactly as written.
 
-#include <babelqueue/codec.hpp>
+#include <babelqueue/spi/attempts.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -98,6 +98,8 @@ std::string splice(std::string_view body, std::size_t at, std::size_t erase,
 
 }  // namespace
 
+namespace spi {
+
 Result<std::string, Error> increment_attempts(std::string_view body) {
   // Same strictness as decode (ENV-16): a body that fails here is poison, and RDS-25 / RDS-56
   // forbid releasing poison.
@@ -149,4 +151,5 @@ Result<std::string, Error> increment_attempts(std::string_view body) {
   return splice(body, at, finder.value.size(), std::to_string(n + 1));
 }
 
+}  // namespace spi
 }  // namespace babelqueue

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 
-#include <babelqueue/secure_random.hpp>
+#include <babelqueue/spi/secure_random.hpp>
 
 #include "random.hpp"
 
-namespace babelqueue {
+namespace babelqueue::spi {
 
 void secure_random_bytes(unsigned char* out, std::size_t n) {
   detail::random_bytes(out, n);
@@ -26,4 +26,4 @@ std::string secure_random_hex(std::size_t bytes) {
   return out;
 }
 
-}  // namespace babelqueue
+}  // namespace babelqueue::spi

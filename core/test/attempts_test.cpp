@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/spi/attempts.hpp>
 
 #include <string>
 
@@ -13,13 +14,13 @@ namespace bq = babelqueue;
 namespace {
 
 std::string bumped(std::string_view body) {
-  auto r = bq::increment_attempts(body);
+  auto r = bq::spi::increment_attempts(body);
   EXPECT_TRUE(r.has_value()) << "body: " << body << " error: " << r.error().what();
   return r.has_value() ? *r : std::string();
 }
 
 bq::ErrorCode error_code(std::string_view body) {
-  auto r = bq::increment_attempts(body);
+  auto r = bq::spi::increment_attempts(body);
   EXPECT_FALSE(r.has_value()) << "body: " << body << " gave: " << *r;
   return r.has_value() ? bq::ErrorCode{} : r.error().code();
 }
@@ -91,7 +92,7 @@ TEST(IncrementAttempts, ENV20_IntegerEdges) {
 }
 
 TEST(IncrementAttempts, RDS57_OverflowIsReleaseUnsupported) {
-  auto r = bq::increment_attempts(R"({"attempts":9223372036854775807})");
+  auto r = bq::spi::increment_attempts(R"({"attempts":9223372036854775807})");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code(), bq::ErrorCode::ReleaseUnsupported);
   EXPECT_NE(std::string(r.error().what()).find("overflow"), std::string::npos);
@@ -109,7 +110,7 @@ TEST(IncrementAttempts, ENV20_NonIntegerAttemptsIsDecodeError) {
         R"({"attempts":[1]})", R"({"attempts":99999999999999999999})"}) {
     EXPECT_EQ(error_code(body), bq::ErrorCode::Decode) << body;
   }
-  auto r = bq::increment_attempts(R"({"attempts":1.5})");
+  auto r = bq::spi::increment_attempts(R"({"attempts":1.5})");
   ASSERT_FALSE(r.has_value());
   EXPECT_STREQ(r.error().what(), "attempts: expected integer, got 1.5");
 }
@@ -120,7 +121,7 @@ TEST(IncrementAttempts, ENV16_NotAStrictJsonObjectIsDecodeError) {
         "{\"a\":01}", "\xEF\xBB\xBF{}", "{\"a\":\"\xFF\"}", "{\"a\":\"\xC0\xAF\"}"}) {
     EXPECT_EQ(error_code(body), bq::ErrorCode::Decode) << body;
   }
-  auto r = bq::increment_attempts("[1]");
+  auto r = bq::spi::increment_attempts("[1]");
   ASSERT_FALSE(r.has_value());
   EXPECT_STREQ(r.error().what(), "expected a JSON object, got array");
 }

@@ -9,7 +9,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
-#include <babelqueue/secure_random.hpp>
+#include <babelqueue/spi/secure_random.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <algorithm>
@@ -34,7 +34,7 @@ constexpr milliseconds kDrainTimeout{200};
 constexpr std::size_t kDrainMax = 16;
 
 std::string unique_queue() {
-  return "babelqueue-conformance-" + secure_random_hex(6);
+  return "babelqueue-conformance-" + spi::secure_random_hex(6);
 }
 
 // The sizes of `want` and `got` and where they first differ, for a failure message.

@@ -86,16 +86,6 @@ BABELQUEUE_EXPORT std::string poison_record(
     std::string_view body, std::string_view error, std::string_view original_queue,
     std::optional<std::int64_t> failed_at_ms = std::nullopt);
 
-/// `body` with its top-level `attempts` + 1, for a transport that counts a release in the
-/// stored bytes (RDS-57). Only the lexeme of the effective (last, ENV-19) top-level `attempts`
-/// member is replaced; every other byte (unknown members, number lexemes, escapes, member order,
-/// whitespace) is kept. A `null` value counts as 0 like in decode (ENV-20) and becomes `1`; an
-/// absent member is appended as the last top-level member, `"attempts":1`.
-/// Errors: a body that is not a strict JSON object, or whose `attempts` is not an ENV-20 (I)
-/// integer, gives a DecodeError (the body is poison); `attempts` = INT64_MAX gives
-/// Error(ErrorCode::ReleaseUnsupported). Only std::bad_alloc is thrown.
-BABELQUEUE_EXPORT Result<std::string, Error> increment_attempts(std::string_view body);
-
 /// Current UTC time in Unix epoch milliseconds (ENV-7).
 BABELQUEUE_EXPORT std::int64_t now_ms() noexcept;
 

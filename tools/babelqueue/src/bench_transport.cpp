@@ -8,7 +8,6 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
-#include <babelqueue/secure_random.hpp>
 
 #include "cli.hpp"
 #include "transport_args.hpp"
@@ -61,7 +60,7 @@ class TransportBench {
   TransportBench(OpenedTransport opened, int workers)
       : opened_(std::move(opened)),
         workers_(workers),
-        each_("bench-" + secure_random_hex(6)),
+        each_("bench-" + uuid_v4().substr(0, 8)),
         batched_(each_ + "-batch"),
         batch_(capability<BatchPublisher>(*opened_.transport)),
         publisher_(opened_.transport, AppOptions{.default_queue = each_}) {}

@@ -8,7 +8,8 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redis/transport.hpp>
-#include <babelqueue/secure_random.hpp>
+#include <babelqueue/spi/attempts.hpp>
+#include <babelqueue/spi/secure_random.hpp>
 #include <babelqueue/spi/ack_batcher.hpp>
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
@@ -330,7 +331,7 @@ Result<std::vector<ReceivedMessage>> RedisTransport::Impl::reserve_round(detail:
                                                                          const Keys& k) {
   std::string tokens;
   try {
-    tokens = secure_random_hex(kTokenBytes * static_cast<std::size_t>(opt_.prefetch));
+    tokens = spi::secure_random_hex(kTokenBytes * static_cast<std::size_t>(opt_.prefetch));
   } catch (const Error& e) {
     return e;  // RDS-17: never a weaker source
   }
@@ -438,7 +439,7 @@ Status RedisTransport::Impl::release(const ReceivedMessage& msg, milliseconds de
   if (msg.poison) {
     return Error(ErrorCode::ReleaseUnsupported, "redis: a poison message cannot be released");
   }
-  auto next = increment_attempts(msg.body);  // RDS-57: only the attempts lexeme changes
+  auto next = spi::increment_attempts(msg.body);  // RDS-57: only the attempts lexeme changes
   if (!next) {
     return Error(ErrorCode::ReleaseUnsupported,
                  std::string("redis: cannot raise attempts: ") + next.error().what());

@@ -8,10 +8,10 @@
 #include <string>
 
 /// @file
-/// The SDK's CSPRNG (getrandom(2), batched per thread), for transports that need unguessable
+/// Transport kit: the SDK's CSPRNG (getrandom(2), batched per thread), for transports that need unguessable
 /// tokens. There is no fallback to a weaker generator.
 
-namespace babelqueue {
+namespace babelqueue::spi {
 
 /// Fills `out[0..n)` with cryptographically secure random bytes.
 /// @throws Error with ErrorCode::Randomness when the kernel CSPRNG fails.
@@ -21,4 +21,4 @@ BABELQUEUE_EXPORT void secure_random_bytes(unsigned char* out, std::size_t n);
 /// @throws Error with ErrorCode::Randomness when the kernel CSPRNG fails.
 BABELQUEUE_EXPORT std::string secure_random_hex(std::size_t bytes);
 
-}  // namespace babelqueue
+}  // namespace babelqueue::spi
