@@ -3,6 +3,7 @@
 #include <babelqueue/in_memory_transport.hpp>
 
 #include <algorithm>
+#include <any>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -56,13 +57,24 @@ struct DueLater {
   }
 };
 
+// The handle of a delivery. Ids come from one process-wide counter, so a message from another
+// InMemoryTransport never matches a reservation of this one.
+struct Reservation {
+  std::uint64_t id = 0;
+};
+
+std::atomic<std::uint64_t> next_reservation{1};
+
 // std::deque rather than a growing ring: it never moves entries, and the blocks it frees while a
 // queue drains are reused from the allocator's free lists by the next burst (a doubling ring
 // buffer paid for fresh, zeroed pages on every growth and ran publish ~6x slower).
 struct Queue {
   std::deque<Entry> ready;
   std::vector<Delayed> delayed;  // a heap ordered by DueLater: front() is due first
-  std::size_t waiters = 0;       // pops blocked on `cv`
+  // Ids of the deliveries not yet acked or released, ascending (pop appends a new, larger id);
+  // settlement mostly takes the front, in delivery order.
+  std::deque<std::uint64_t> reserved;
+  std::size_t waiters = 0;  // pops blocked on `cv`
   std::condition_variable cv;
 };
 
@@ -105,10 +117,9 @@ std::vector<const Delayed*> delayed_in_order(const Queue& q) {
 }  // namespace
 
 struct InMemoryTransport::Impl {
-  // Guards everything below except `closed`, which is also written under it but may be read
-  // without it (ack).
+  // Guards everything below.
   mutable std::mutex mu;
-  std::atomic<bool> closed{false};
+  bool closed = false;
   std::uint64_t next_seq = 0;
   // Queues are never erased, so a Queue& stays valid after the lock is released (node-based
   // map: rehashing does not move elements).
@@ -127,9 +138,25 @@ struct InMemoryTransport::Impl {
     return queues.try_emplace(std::string(name)).first->second;
   }
 
-  Status enqueue(std::string_view queue, Entry&& entry, milliseconds delay) {
+  // Ends the reservation of `msg`; false when there is none (settled already, or not ours).
+  bool settle(const ReceivedMessage& msg) {
+    const auto* reservation = std::any_cast<Reservation>(&msg.handle);
+    if (reservation == nullptr) return false;
+    Queue* q = find(msg.queue);
+    if (q == nullptr) return false;
+    const auto it = std::lower_bound(q->reserved.begin(), q->reserved.end(), reservation->id);
+    if (it == q->reserved.end() || *it != reservation->id) return false;
+    q->reserved.erase(it);
+    return true;
+  }
+
+  // Stores `entry`; a release passes the delivery it settles in `released` and stores nothing
+  // when that reservation was settled already.
+  Status enqueue(std::string_view queue, Entry&& entry, milliseconds delay,
+                 const ReceivedMessage* released = nullptr) {
     std::unique_lock lock(mu);
-    if (closed.load(std::memory_order_relaxed)) return ClosedError();
+    if (closed) return ClosedError();
+    if (released != nullptr && !settle(*released)) return {};
     Queue& q = get(queue);
     bool wake = false;
     if (delay <= milliseconds::zero()) {
@@ -176,14 +203,14 @@ Status InMemoryTransport::release(const ReceivedMessage& msg, milliseconds delay
   return impl_->enqueue(
       msg.queue,
       Entry{msg.body, copy_headers(msg.headers), std::max<std::int64_t>(msg.delivery_count, 0)},
-      delay);
+      delay, &msg);
 }
 
 Result<std::optional<ReceivedMessage>> InMemoryTransport::pop(std::string_view queue,
                                                               milliseconds timeout) {
   Impl& s = *impl_;
   std::unique_lock lock(s.mu);
-  if (s.closed.load(std::memory_order_relaxed)) return ClosedError();
+  if (s.closed) return ClosedError();
   Queue* q = s.find(queue);
   if (q != nullptr && !q->delayed.empty()) promote_due(*q, Clock::now());
   if (q == nullptr || q->ready.empty()) {
@@ -200,7 +227,7 @@ Result<std::optional<ReceivedMessage>> InMemoryTransport::pop(std::string_view q
         q->cv.wait_until(lock, wake);
       }
       --q->waiters;
-      if (s.closed.load(std::memory_order_relaxed)) return ClosedError();
+      if (s.closed) return ClosedError();
       const auto now = Clock::now();
       if (!q->delayed.empty()) promote_due(*q, now);
       if (!q->ready.empty()) break;
@@ -209,6 +236,8 @@ Result<std::optional<ReceivedMessage>> InMemoryTransport::pop(std::string_view q
   }
   Entry entry = std::move(q->ready.front());
   q->ready.pop_front();
+  const std::uint64_t id = next_reservation.fetch_add(1, std::memory_order_relaxed);
+  q->reserved.push_back(id);
   // notify_one may have picked this thread for work another pop could also do (a second ready
   // entry, or a delayed entry whose due time only this thread was waiting for): pass it on.
   const bool pass_on = q->waiters > 0 && (!q->ready.empty() || !q->delayed.empty());
@@ -221,22 +250,63 @@ Result<std::optional<ReceivedMessage>> InMemoryTransport::pop(std::string_view q
   m.queue.assign(queue);
   if (entry.headers) m.headers = std::move(*entry.headers);
   m.delivery_count = entry.deliveries + 1;
+  m.handle = Reservation{id};
   return out;
 }
 
-Status InMemoryTransport::ack(const ReceivedMessage& /*msg*/) {
-  if (impl_->closed.load(std::memory_order_acquire)) return ClosedError();
+Status InMemoryTransport::ack(const ReceivedMessage& msg) {
+  const std::lock_guard lock(impl_->mu);
+  if (impl_->closed) return ClosedError();
+  impl_->settle(msg);
   return {};
 }
 
 void InMemoryTransport::close() {
   Impl& s = *impl_;
   const std::lock_guard lock(s.mu);
-  if (s.closed.load(std::memory_order_relaxed)) return;
-  s.closed.store(true, std::memory_order_release);
+  if (s.closed) return;
+  s.closed = true;
   for (auto& [name, q] : s.queues) {
     if (q.waiters > 0) q.cv.notify_all();
   }
+}
+
+Result<QueueStats> InMemoryTransport::stats(std::string_view queue,
+                                            std::string_view dead_letter_queue) {
+  const std::string dlq =
+      dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
+  const std::lock_guard lock(impl_->mu);
+  if (impl_->closed) return ClosedError();
+  const auto now = Clock::now();
+  const auto count = [](std::size_t n) { return static_cast<std::int64_t>(n); };
+  QueueStats out{0, 0, 0, 0, std::nullopt, {}};
+  if (Queue* q = impl_->find(queue)) {
+    promote_due(*q, now);
+    out.ready = count(q->ready.size());
+    out.in_flight = count(q->reserved.size());
+    out.delayed = count(q->delayed.size());
+  }
+  if (Queue* d = impl_->find(dlq)) {
+    promote_due(*d, now);
+    out.dead_letter = count(d->ready.size());
+  }
+  return out;
+}
+
+Result<std::vector<PeekedMessage>> InMemoryTransport::peek(std::string_view queue,
+                                                           std::size_t max) {
+  std::vector<PeekedMessage> out;
+  const std::lock_guard lock(impl_->mu);
+  if (impl_->closed) return ClosedError();
+  Queue* q = impl_->find(queue);
+  if (q == nullptr) return out;
+  promote_due(*q, Clock::now());
+  const std::size_t n = max == 0 ? q->ready.size() : std::min(max, q->ready.size());
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(PeekedMessage{q->ready[i].body, headers_of(q->ready[i])});
+  }
+  return out;
 }
 
 std::size_t InMemoryTransport::size(std::string_view queue) const {

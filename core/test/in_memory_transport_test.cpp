@@ -71,10 +71,14 @@ bool wait_for_blocked(const InMemoryTransport& t, std::string_view queue, std::s
   return true;
 }
 
-TEST(InMemoryTransport, RT3_CapabilitiesAreHeaderPublisherAndReleaserOnly) {
+TEST(InMemoryTransport, RT3_CapabilitiesAreHeadersReleaseDelayedPublishAndInspection) {
   std::unique_ptr<Transport> t = std::make_unique<InMemoryTransport>();
   EXPECT_NE(dynamic_cast<babelqueue::HeaderPublisher*>(t.get()), nullptr);
   EXPECT_NE(dynamic_cast<babelqueue::Releaser*>(t.get()), nullptr);
+  EXPECT_NE(dynamic_cast<babelqueue::DelayedPublisher*>(t.get()), nullptr);
+  EXPECT_NE(dynamic_cast<babelqueue::Inspector*>(t.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<babelqueue::Flusher*>(t.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<babelqueue::Restorer*>(t.get()), nullptr);
   EXPECT_EQ(dynamic_cast<babelqueue::Rewinder*>(t.get()), nullptr);
   EXPECT_EQ(dynamic_cast<babelqueue::DeadLetterer*>(t.get()), nullptr);
   EXPECT_EQ(dynamic_cast<babelqueue::KeyedRepublisher*>(t.get()), nullptr);
@@ -185,19 +189,68 @@ TEST(InMemoryTransport, D7_FirstDeliveryReportsDeliveryCountOne) {
   EXPECT_EQ(m->delivery_count, 1);
 }
 
-TEST(InMemoryTransport, RT2_AckIsANoOpAndPopAlreadyRemoved) {
+TEST(InMemoryTransport, RT2_AckEndsTheReservationThatPopAlreadyRemoved) {
   InMemoryTransport t;
   ASSERT_TRUE(t.publish("q", "x").ok());
   ASSERT_TRUE(t.publish("q", "y").ok());
   auto m = pop_now(t, "q");
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(t.size("q"), 1U);  // removed on pop, before any ack
+  EXPECT_EQ(t.stats("q", {})->in_flight, 1);
   EXPECT_TRUE(t.ack(*m).ok());
+  EXPECT_EQ(t.stats("q", {})->in_flight, 0);
   EXPECT_TRUE(t.ack(*m).ok());  // acking twice is harmless
   EXPECT_EQ(t.size("q"), 1U);   // ack touches nothing else
-  // An unacked delivery is simply gone (RT-5): no redelivery.
-  EXPECT_EQ(pop_body(t, "q"), "y");
+  // An unacked delivery is simply gone (RT-5): no redelivery, only the in-flight count stays.
+  auto y = pop_now(t, "q");
+  ASSERT_TRUE(y.has_value());
+  EXPECT_EQ(y->body, "y");
   EXPECT_FALSE(pop_now(t, "q").has_value());
+  EXPECT_EQ(t.stats("q", {})->in_flight, 1);
+}
+
+TEST(InMemoryTransport, D7_ASettledOrForeignReservationIsNeverReleasedAgain) {
+  InMemoryTransport t;
+  InMemoryTransport other;
+  ASSERT_TRUE(t.publish("q", "x").ok());
+  ASSERT_TRUE(other.publish("q", "foreign").ok());
+  auto m = pop_now(t, "q");
+  auto foreign = pop_now(other, "q");
+  ASSERT_TRUE(m.has_value());
+  ASSERT_TRUE(foreign.has_value());
+  ASSERT_TRUE(t.release(*m, milliseconds::zero()).ok());
+  EXPECT_TRUE(t.release(*m, milliseconds::zero()).ok());  // stale: nothing is put back
+  EXPECT_TRUE(t.release(*foreign, milliseconds::zero()).ok());
+  EXPECT_TRUE(t.ack(*foreign).ok());
+  EXPECT_EQ(t.peek_all("q"), std::vector<std::string>{"x"});
+  EXPECT_EQ(other.stats("q", {})->in_flight, 1);  // another transport's ack did not settle it
+}
+
+TEST(InMemoryTransport, D7_InspectorCountsDelayedEntriesAndPeeksOnlyDueOnes) {
+  InMemoryTransport t;
+  ASSERT_TRUE(t.publish_with_headers("q", "ready", Headers{{"k", "v"}}).ok());
+  ASSERT_TRUE(t.publish_delayed("q", "later", kLongTimeout).ok());
+  ASSERT_TRUE(t.publish_delayed("q", "soon", milliseconds(30)).ok());
+  auto s = t.stats("q", {});
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->ready, 1);
+  EXPECT_EQ(s->delayed, 2);
+  EXPECT_EQ(s->dead_letter, 0);
+  EXPECT_FALSE(s->consumers.has_value());
+  auto peeked = t.peek("q", 0);
+  ASSERT_TRUE(peeked.has_value());
+  ASSERT_EQ(peeked->size(), 1U);
+  EXPECT_EQ((*peeked)[0].body, "ready");
+  EXPECT_EQ((*peeked)[0].headers, (Headers{{"k", "v"}}));
+  // Once "soon" is due, stats and peek see it as ready (without a pop moving it).
+  std::this_thread::sleep_for(milliseconds(40));
+  s = t.stats("q", {});
+  EXPECT_EQ(s->ready, 2);
+  EXPECT_EQ(s->delayed, 1);
+  peeked = t.peek("q", 0);
+  ASSERT_EQ(peeked->size(), 2U);
+  EXPECT_EQ((*peeked)[1].body, "soon");
+  EXPECT_EQ(t.peek_all("q"), (std::vector<std::string>{"ready", "soon", "later"}));
 }
 
 TEST(InMemoryTransport, D7_NonPositiveTimeoutDoesNotBlock) {
@@ -431,6 +484,8 @@ TEST(InMemoryTransport, RT2_CloseWakesBlockedPopsAndFailsEveryCall) {
   EXPECT_TRUE(closed(t.publish("q", "b")));
   EXPECT_TRUE(closed(t.publish_with_headers("q", "b", Headers{{"k", "v"}})));
   EXPECT_TRUE(closed(t.publish_delayed("q", "b", milliseconds(10))));
+  EXPECT_TRUE(closed(babelqueue::Status(t.stats("q", {}).error())));
+  EXPECT_TRUE(closed(babelqueue::Status(t.peek("q", 0).error())));
   EXPECT_TRUE(closed(t.release(msg, milliseconds::zero())));
   EXPECT_TRUE(closed(t.ack(msg)));
   for (milliseconds timeout : {milliseconds::zero(), milliseconds(50)}) {

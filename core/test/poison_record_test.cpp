@@ -7,6 +7,7 @@
 #include <babelqueue/codec.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace bq = babelqueue;
 
@@ -111,4 +112,42 @@ TEST(PoisonRecord, ENV45_SplicedRecordDecodesAsPoisonAgainOrIdentityless) {
 TEST(PoisonRecord, ENV43_OnlyInvalidSequencesOfTheErrorTextAreReplaced) {
   const bq::Json j = bq::Json::parse(bq::poison_record("x", "caf\xC3\xA9\xFF!", "q", kAt));
   EXPECT_EQ(j.find("dead_letter")->find("error")->as_string(), "caf\xC3\xA9\xEF\xBF\xBD!");
+}
+
+// Every JSON whitespace byte (RFC 8259: space, tab, line feed, carriage return) is kept where it
+// was, around and inside the spliced object, and the record stays valid JSON: the splice's own
+// whitespace skip must know all four, or `{<ws>}` gets a comma before the block.
+TEST(PoisonRecord, ENV42_EveryJsonWhitespaceByteAroundAndInsideTheSpliceIsKept) {
+  struct Case {
+    std::string body;
+    // No member: the block goes in without a comma.
+    bool empty_object;
+  };
+  for (const char ws : {' ', '\t', '\n', '\r'}) {
+    const std::string w(1, ws);
+    const std::string members = "{" + w + R"("job")" + w + ":" + w + R"("urn:x")" + w + "," + w +
+                                R"("data")" + w + ":" + w + "[" + w + "1" + w + "]" + w + "}";
+    const Case cases[] = {
+        {"{" + w + "}", true},                              // an empty object of whitespace only
+        {"{" + w + w + "}", true},                          // more than one
+        {w + "{}" + w, true},                               // before and after the braces
+        {w + "{" + w + "}" + w, true},                      // all three
+        {members, false},                                   // between members, around colons
+        {w + members + w, false},                           // and around the braces
+        {"{" + w + R"("a":{)" + w + "}" + w + "}", false},  // inside a nested object
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(testing::Message() << "whitespace byte " << static_cast<int>(ws) << ", body "
+                                      << testing::PrintToString(c.body));
+      const std::string rec = bq::poison_record(c.body, "E", "orders", kAt);
+      const std::size_t close = c.body.rfind('}');
+      EXPECT_EQ(rec, c.body.substr(0, close) + (c.empty_object ? "" : ",") + pb("E") +
+                         c.body.substr(close));
+      const auto parsed = bq::Json::try_parse(rec);
+      ASSERT_TRUE(parsed.has_value()) << testing::PrintToString(rec);
+      EXPECT_EQ(parsed->find("dead_letter")->find("reason")->as_string(), "poison");
+    }
+  }
+  // All four mixed in one empty object.
+  EXPECT_EQ(bq::poison_record("{ \t\n\r}", "E", "orders", kAt), "{ \t\n\r" + pb("E") + "}");
 }

@@ -17,8 +17,9 @@
 
 /// @file
 /// The process-local transport (RT-5 as revised by README D-7): per-queue FIFOs in memory, a
-/// blocking `pop`, and delayed in-place release. For tests, examples, benchmarks and
-/// single-process pipelines; nothing is persisted or shared between processes.
+/// blocking `pop`, delayed publishes and delayed in-place release, and inspection. For tests,
+/// examples, benchmarks and single-process pipelines; nothing is persisted or shared between
+/// processes.
 
 namespace babelqueue {
 
@@ -30,7 +31,10 @@ namespace babelqueue {
 /// - `pop` removes and returns the head of the queue. Unlike the Go reference it BLOCKS until a
 ///   message is ready or `timeout` passes (a publish or a due delayed entry wakes it at once);
 ///   `timeout <= 0` never blocks. "Nothing arrived" is an empty optional, not an error.
-/// - `ack` is a no-op: `pop` already removed the entry, so an unacked message is simply gone.
+/// - Reservations: the popped message is in flight (Inspector::stats) until it is acked or
+///   released. `ack` only ends that: `pop` already removed the entry, so an unacked message is
+///   never redelivered. An ack or release of a reservation already settled (or of a message this
+///   transport did not deliver) changes nothing and returns ok.
 /// - Releaser: `release(msg, delay)` puts the delivery back untouched (body and headers) and makes
 ///   it ready again after `delay`, at the tail of the FIFO at that moment.
 /// - Delivery count: every entry remembers how often it was delivered before. `pop` reports
@@ -39,13 +43,14 @@ namespace babelqueue {
 ///   in-place release raises the next delivery's count by one (2, 3, ...), which is how released
 ///   retries still reach `max_attempts` (RT-3: a Releaser counts the attempt). `release` reads the
 ///   count from `msg.delivery_count`, which the App passes back unchanged.
-/// - Ordering: FIFO among ready entries; delayed entries become ready in due-time order (ties in
-///   the order they were delayed) and join the tail when they fall due.
+/// - Ordering: FIFO among ready entries; delayed entries (DelayedPublisher, delayed releases)
+///   become ready in due-time order (ties in the order they were delayed) and join the tail when
+///   they fall due.
 /// - `close()` is idempotent and wakes every blocked `pop`; afterwards every Transport and
 ///   capability call fails with ErrorCode::Closed (`ClosedError`). Stored entries are kept, so
 ///   the test helpers still report them after `close()`.
 ///
-/// Capabilities: HeaderPublisher and Releaser.
+/// Capabilities: HeaderPublisher, Releaser, DelayedPublisher and Inspector.
 ///
 /// Thread-safety: every member function is thread-safe and may be called from any thread,
 /// including any number of concurrent `pop`s on the same queue (each message is delivered to
@@ -53,7 +58,9 @@ namespace babelqueue {
 /// while another thread is still inside a member function is undefined behaviour.
 class BABELQUEUE_EXPORT InMemoryTransport final : public Transport,
                                                   public HeaderPublisher,
-                                                  public Releaser {
+                                                  public Releaser,
+                                                  public DelayedPublisher,
+                                                  public Inspector {
  public:
   /// A stored entry as reported by `peek_entries()`.
   struct StoredEntry {
@@ -85,7 +92,8 @@ class BABELQUEUE_EXPORT InMemoryTransport final : public Transport,
   Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
                                              std::chrono::milliseconds timeout) override;
 
-  /// No-op (the entry was removed by `pop`). Fails only with ClosedError.
+  /// Ends the reservation (the entry was removed by `pop`); a settled one is left alone. Fails
+  /// only with ClosedError.
   Status ack(const ReceivedMessage& msg) override;
 
   /// Idempotent; wakes every blocked `pop`, which then fails with ClosedError.
@@ -95,14 +103,26 @@ class BABELQUEUE_EXPORT InMemoryTransport final : public Transport,
   Status publish_with_headers(std::string_view queue, std::string body,
                               const Headers& headers) override;
 
-  /// Releaser: puts `msg` back on `msg.queue` (body and headers untouched) with its delivery
-  /// count raised to `msg.delivery_count`, ready after `delay` (`<= 0`: at once, at the tail).
-  /// Fails only with ClosedError; never returns ReleaseUnsupported.
+  /// Releaser: ends the reservation and puts `msg` back on `msg.queue` (body and headers
+  /// untouched) with its delivery count raised to `msg.delivery_count`, ready after `delay`
+  /// (`<= 0`: at once, at the tail). A reservation already settled is left alone (nothing is put
+  /// back). Fails only with ClosedError; never returns ReleaseUnsupported.
   Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
 
-  /// Appends `body` to `queue` (empty headers) once `delay` has passed (`<= 0`: like
-  /// `publish`). Not part of the transport contract. Fails only with ClosedError.
-  Status publish_delayed(std::string_view queue, std::string body, std::chrono::milliseconds delay);
+  /// DelayedPublisher: appends `body` to `queue` (empty headers) once `delay` has passed (`<= 0`:
+  /// like `publish`). Fails only with ClosedError.
+  Status publish_delayed(std::string_view queue, std::string body,
+                         std::chrono::milliseconds delay) override;
+
+  /// Inspector: `ready` (entries due now), `in_flight` (reservations not yet settled), `delayed`
+  /// (entries not yet due) of `queue`, and `dead_letter`, the ready count of `dead_letter_queue`
+  /// (blank: `default_dead_letter_name(queue)`). `consumers` is not known (nullopt). Fails only
+  /// with ClosedError.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
+
+  /// Inspector: up to `max` (0 = all) of the entries of `queue` that are due now, head first,
+  /// with their headers, leaving them where they are. Fails only with ClosedError.
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
   // ---- Test helpers (thread-safe; they work after close() too) ----
 

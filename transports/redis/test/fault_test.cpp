@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -356,6 +357,15 @@ long long in_flight(RawClient& raw, const rd::Keys& k, rd::Layout layout) {
   return layout == rd::Layout::Default ? raw.llen(k.in_flight) : raw.zcard(k.in_flight);
 }
 
+// The raw in-flight entries: processing-list values (legacy) or :reserved members (Laravel).
+std::vector<std::string> in_flight_entries(RawClient& raw, const rd::Keys& k, rd::Layout layout) {
+  if (layout == rd::Layout::Legacy) return raw.lrange(k.in_flight);
+  std::vector<std::string> members;
+  for (auto& [member, score] : raw.zrange_withscores(k.in_flight))
+    members.push_back(std::move(member));
+  return members;
+}
+
 // A counter from INFO errorstats ("errorstat_NOSCRIPT:count=3,..."), 0 when not listed.
 long long error_stat(RawClient& raw, const std::string& error) {
   const std::string info = raw.command({"INFO", "errorstats"}).as_string();
@@ -380,10 +390,19 @@ class RedisFaultSingle : public ::testing::Test {
 // Issue requirement + D-3: redis-server killed (SIGKILL) and restarted while a publisher and a
 // worker run. With appendonly (appendfsync always) every acknowledged write survives, the worker
 // rides out the outage and every published meta.id ends up handled or dead-lettered.
+//
+// Reservations in flight at the kill (RDS-18/19, RDS-51/59; issue 8 item 14): when the kill comes,
+// the worker's handlers are paused (so it reserves and sweeps nothing) and a second consumer has
+// just reserved kDoomed messages and died with them; the test checks on the server that they
+// are in flight, kills it, and requires the restarted server's recovery sweep to deliver them
+// to the worker. Without the sweep they would be lost: the test does not depend on the kill
+// landing in the middle of a reserve by luck.
 TEST_P(RedisFault, D3_ServerKilledAndRestartedMidRunLosesNoMessage) {
   constexpr int kMessages = 1000;
   constexpr int kAlwaysFailsEvery = 125;  // -> dead-lettered after max_attempts
   constexpr int kFailsOnceEvery = 50;     // n % 50 == 7 fails on its first delivery only
+  constexpr std::size_t kHandledBeforeKill = 100;
+  constexpr int kDoomed = 5;  // reserved by the consumer that dies before the kill
   const auto deadline = Clock::now() + 60s;
 
   RedisServer server(RedisServer::Config{.appendonly = true});
@@ -399,7 +418,14 @@ TEST_P(RedisFault, D3_ServerKilledAndRestartedMidRunLosesNoMessage) {
   app_options.concurrency = 2;
   app_options.poll_timeout = 200ms;
   Worker worker(std::make_shared<rd::RedisTransport>(consumer_options), app_options, log);
+  Gate resume;  // opened at the kill: the paused handlers carry on
+  std::atomic<int> paused{0};
+  const ScopeExit resume_handlers([&] { resume.open(); });  // before the worker is joined
   const bq::Handler handler = [&](bq::Context&, const bq::Envelope& env) -> bq::Status {
+    if (!resume.is_open() && tally.handled_count() >= kHandledBeforeKill) {
+      ++paused;
+      resume.wait();
+    }
     const std::string id(env.meta().id);
     const std::int64_t n = env.data().find("n")->as_int64().value_or(-1);
     if (n % kAlwaysFailsEvery == 0) {
@@ -452,12 +478,40 @@ TEST_P(RedisFault, D3_ServerKilledAndRestartedMidRunLosesNoMessage) {
     publisher_thread.join();
   });
 
-  // Kill the server while the worker is busy consuming the first half.
+  // Kill the server while the worker is in the middle of the first half, with kDoomed
+  // reservations of a dead consumer in flight.
   ASSERT_TRUE(half_published.wait(30s));
-  EXPECT_TRUE(eventually([&] { return tally.handled_count() >= 100; }, 30s))
+  ASSERT_TRUE(eventually([&] { return paused.load() == app_options.concurrency; }, 30s))
       << "the worker handled only " << tally.handled_count() << " messages\n"
       << log.tail();
+  std::map<std::string, int> doomed;  // meta.id -> handler runs before the kill
+  {
+    rd::Options o = transport_options(server, layout(), log);
+    o.prefetch = 1;  // it holds exactly what it popped
+    // Due 2..3 s after the reserve: long after the kill, soon after the restart.
+    o.retry_after = 3s;
+    rd::RedisTransport dying(o);
+    for (int i = 0; i < kDoomed; ++i) {
+      auto popped = dying.pop(kQueue, kSoon);
+      ASSERT_TRUE(popped.has_value()) << popped.error().what();
+      ASSERT_TRUE(popped->has_value()) << "the queue ran dry";
+      auto env = bq::try_decode((*popped)->body);
+      ASSERT_TRUE(env.has_value()) << (*popped)->body;
+      const std::string id(env->meta().id);
+      doomed.emplace(id, tally.runs(id));
+    }
+    RawClient raw_at_kill(server.port());
+    const rd::Keys k = dying.keys(kQueue);
+    const std::vector<std::string> entries = in_flight_entries(raw_at_kill, k, layout());
+    for (const auto& [id, runs] : doomed) {
+      EXPECT_TRUE(std::any_of(entries.begin(), entries.end(),
+                              [&](const std::string& e) { return e.find(id) != e.npos; }))
+          << id << " is not in flight at the kill";
+    }
+    EXPECT_GE(in_flight(raw_at_kill, k, layout()), kDoomed);
+  }  // closing gives back nothing: prefetch 1, every reservation was handed out
   server.kill();
+  resume.open();
   fault_injected.open();
   std::this_thread::sleep_for(200ms);  // the outage: publisher and worker hit a dead server
   server.start();  // returns once PING answers PONG, i.e. after the AOF is loaded
@@ -485,6 +539,10 @@ TEST_P(RedisFault, D3_ServerKilledAndRestartedMidRunLosesNoMessage) {
                             << " published ids neither handled nor dead-lettered, e.g. "
                             << first_few(lost) << "\nlog tail:\n"
                             << log.tail();
+  for (const auto& [id, runs_before_kill] : doomed) {
+    EXPECT_GT(tally.runs(id), runs_before_kill)
+        << id << " was in flight at the kill and never recovered (RDS-19, RDS-51)";
+  }
   // Every message that always fails is dead-lettered, and only those are.
   const std::set<std::string> dead = dead_lettered_ids(raw, dlq_key);
   for (const std::string& id : always_failing)

@@ -2,12 +2,13 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/testing/broker_process.hpp>
+
 #include <gtest/gtest.h>
 
 #include <sys/types.h>
 
 #include <cstddef>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +19,9 @@ namespace babelqueue::redis::test {
 // when one can.
 std::optional<std::string> redis_server_unavailable();
 
-// A private redis-server for one test: 127.0.0.1 only, a free port, a fresh data directory, no
-// RDB snapshots. The server is a child of the test process and only ever signalled by its PID.
+// A private redis-server for one test, on the testing kit's BrokerProcess: 127.0.0.1 only, a free
+// port, a fresh data directory, no RDB snapshots, the log in dir()/redis.log (printed when a test
+// fails). The server is a child of the test process and only ever signalled by its PID.
 //
 // The child is SIGKILLed by the kernel when the thread that started it exits (PR_SET_PDEATHSIG),
 // so a test process killed by a timeout does not leave servers behind. Construct and start() from
@@ -41,45 +43,31 @@ class RedisServer {
   // inside the enclosing class.)
   RedisServer();
   explicit RedisServer(Config config);
-  // Kills the server (SIGKILL: its data is about to be deleted) and removes its data directory.
-  ~RedisServer();
 
-  RedisServer(const RedisServer&) = delete;
-  RedisServer& operator=(const RedisServer&) = delete;
-
-  int port() const { return port_; }
+  int port() const { return process_.port(); }
   // "redis://127.0.0.1:PORT/DB", with ":PASSWORD@" (percent-encoded) when requirepass is set.
   std::string url(int db = 0) const;
   // PID of the running server, -1 while stopped.
-  pid_t pid() const { return pid_; }
-  bool running() const { return pid_ > 0; }
-  const std::string& dir() const { return dir_; }
+  pid_t pid() const { return process_.pid(); }
+  bool running() const { return process_.running(); }
+  const std::string& dir() const { return process_.dir(); }
   const std::string& password() const { return config_.requirepass; }
 
   // SIGTERM and wait (SIGKILL after 5 s). A clean shutdown: the AOF is flushed. No-op if stopped.
-  void stop();
+  void stop() { process_.stop(); }
   // SIGKILL and wait: a crash. No-op if stopped.
-  void kill();
+  void kill() { process_.kill(); }
   // Starts the stopped server again on the same port and directory (the AOF, if any, is
   // reloaded) and waits until it answers PING. Throws std::logic_error if it is running.
-  void start();
+  void start() { process_.start(); }
 
   // The last `lines` lines of the server log (its stdout and stderr go there too).
-  std::string log_tail(std::size_t lines = 20) const;
+  std::string log_tail(std::size_t lines = 20) const { return process_.log_tail(lines); }
 
  private:
-  enum class SpawnResult { kReady, kPortTaken };
-
-  SpawnResult spawn_and_wait();
-  void spawn();
-  void reap(int signal_number, bool escalate);
-
   Config config_;
-  std::string executable_;
-  std::string dir_;
-  std::string log_path_;
-  int port_ = 0;
-  pid_t pid_ = -1;
+  // Destroyed (SIGKILL: its data is about to be deleted) with the server object.
+  babelqueue::testing::BrokerProcess process_;
 };
 
 }  // namespace babelqueue::redis::test
@@ -87,10 +75,5 @@ class RedisServer {
 // Skips the current test, saying why, when no redis-server is available; fails it instead when
 // the environment variable CI is set, because tests are never skipped in CI. Use at the top of a
 // test body or SetUp().
-#define BABELQUEUE_REQUIRE_REDIS_SERVER()                                               \
-  do {                                                                                  \
-    if (const auto bq_reason = ::babelqueue::redis::test::redis_server_unavailable()) { \
-      if (std::getenv("CI") != nullptr) FAIL() << *bq_reason << " (CI: not skipping)";  \
-      GTEST_SKIP() << *bq_reason;                                                       \
-    }                                                                                   \
-  } while (false)
+#define BABELQUEUE_REQUIRE_REDIS_SERVER() \
+  BABELQUEUE_REQUIRE_BROKER(::babelqueue::redis::test::redis_server_unavailable())
