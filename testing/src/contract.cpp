@@ -3,7 +3,7 @@
 #include <babelqueue/testing/contract.hpp>
 
 #include <babelqueue/codec.hpp>
-#include <babelqueue/secure_random.hpp>
+#include <babelqueue/spi/secure_random.hpp>
 
 #include <atomic>
 #include <utility>
@@ -14,7 +14,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string unique_queue_name() {
   // The random part keeps names apart across test processes sharing one broker.
-  static const std::string process = secure_random_hex(6);
+  static const std::string process = spi::secure_random_hex(6);
   static std::atomic<int> counter{0};
   return "bq-contract-" + process + "-" + std::to_string(++counter);
 }

@@ -10,7 +10,9 @@
 
 #include <babelqueue/redis/transport.hpp>
 #include <babelqueue/testing/dead_letter_contract.hpp>
+#include <babelqueue/testing/delayed_publish_contract.hpp>
 #include <babelqueue/testing/header_contract.hpp>
+#include <babelqueue/testing/inspector_contract.hpp>
 #include <babelqueue/testing/release_contract.hpp>
 #include <babelqueue/testing/release_delay_contract.hpp>
 #include <babelqueue/testing/transport_contract.hpp>
@@ -33,7 +35,7 @@ struct RedisTraits {
   }
 };
 
-struct RedisDefault : RedisTraits<redis::Layout::Legacy> {
+struct RedisDefault : RedisTraits<redis::Layout::Default> {
   static constexpr Promises promises{.release_counts = AttemptCounting::BodyAttempts};
 };
 
@@ -49,11 +51,14 @@ INSTANTIATE_TYPED_TEST_SUITE_P(RedisDefault, TransportContract, RedisDefault);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisDefault, HeaderContract, RedisDefault);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisDefault, ReleaseContract, RedisDefault);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisDefault, DeadLetterContract, RedisDefault);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisDefault, InspectorContract, RedisDefault);
 
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, TransportContract, RedisLaravel);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, HeaderContract, RedisLaravel);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, ReleaseContract, RedisLaravel);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, ReleaseDelayContract, RedisLaravel);
 INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, DeadLetterContract, RedisLaravel);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, InspectorContract, RedisLaravel);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisLaravel, DelayedPublishContract, RedisLaravel);
 
 }  // namespace babelqueue::testing

@@ -359,7 +359,7 @@ long long in_flight(RawClient& raw, const rd::Keys& k, rd::Layout layout) {
 
 // The raw in-flight entries: processing-list values (legacy) or :reserved members (Laravel).
 std::vector<std::string> in_flight_entries(RawClient& raw, const rd::Keys& k, rd::Layout layout) {
-  if (layout == rd::Layout::Legacy) return raw.lrange(k.in_flight);
+  if (layout == rd::Layout::Default) return raw.lrange(k.in_flight);
   std::vector<std::string> members;
   for (auto& [member, score] : raw.zrange_withscores(k.in_flight))
     members.push_back(std::move(member));
