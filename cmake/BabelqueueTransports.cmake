@@ -12,7 +12,8 @@
 #     return()
 #   endif()
 #
-# and the root CMakeLists.txt adds it with one line, add_subdirectory(transports/<name>).
+# and the root CMakeLists.txt adds it with one line, add_subdirectory(transports/<name>), which
+# replaces the transport's babelqueue_planned_transport(<name> SCHEMES ...) line there.
 # BABELQUEUE_WITH_<NAME> is AUTO (built when the driver is found), ON (required: configure fails
 # naming the Debian package) or OFF. The function defines babelqueue_<name> (alias
 # babelqueue::<name>, export name <name>), installs it as a package component, keeps its
@@ -52,7 +53,12 @@ function(babelqueue_add_transport name)
       set(built TRUE)
     endif()
   endif()
-  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-D${option}=ON|${debian}|${built}")
+  if(built)
+    set(state built)
+  else()
+    set(state unbuilt)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-D${option}=ON|${debian}|${state}")
   if(NOT built)
     return()
   endif()
@@ -86,6 +92,21 @@ function(babelqueue_add_transport name)
   set_property(GLOBAL APPEND PROPERTY BABELQUEUE_BUILT_TRANSPORTS ${name})
 endfunction()
 
+# babelqueue_planned_transport(<name> SCHEMES <scheme>...)
+#
+# A transport this source tree does not have yet: open_transport's error for its schemes names
+# the component and its option instead of only "unknown scheme". BABELQUEUE_WITH_<NAME>=ON fails.
+function(babelqueue_planned_transport name)
+  cmake_parse_arguments(T "" "" "SCHEMES" ${ARGN})
+  string(TOUPPER "${name}" upper)
+  string(TOUPPER "${BABELQUEUE_WITH_${upper}}" mode)
+  if(mode MATCHES "^(ON|TRUE|YES|1)$")
+    message(FATAL_ERROR "BABELQUEUE_WITH_${upper}=ON but the ${name} transport is not in this source tree yet")
+  endif()
+  string(JOIN "," schemes ${T_SCHEMES})
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-DBABELQUEUE_WITH_${upper}=ON||planned")
+endfunction()
+
 # Writes the transport catalog (spi::known_transports) into babelqueue_core and prints what was
 # built. Call once, after every transport directory.
 function(babelqueue_finish_transports)
@@ -98,14 +119,16 @@ function(babelqueue_finish_transports)
     list(GET fields 1 schemes)
     list(GET fields 2 option)
     list(GET fields 3 debian)
-    list(GET fields 4 is_built)
+    list(GET fields 4 state)
     string(REPLACE "," "\", \"" scheme_list "${schemes}")
-    if(is_built)
+    set(is_built false)
+    set(is_planned false)
+    if(state STREQUAL "built")
       set(is_built true)
-    else()
-      set(is_built false)
+    elseif(state STREQUAL "planned")
+      set(is_planned true)
     endif()
-    string(APPEND entries "      {\"${name}\", {\"${scheme_list}\"}, \"${option}\", \"${debian}\", ${is_built}},\n")
+    string(APPEND entries "      {\"${name}\", {\"${scheme_list}\"}, \"${option}\", \"${debian}\", ${is_built}, ${is_planned}},\n")
   endforeach()
   set(file ${PROJECT_BINARY_DIR}/generated/transport_catalog.cpp)
   file(CONFIGURE OUTPUT ${file} @ONLY CONTENT [=[
