@@ -76,9 +76,15 @@ function(babelqueue_add_transport name)
            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${target} PUBLIC babelqueue::core PRIVATE ${T_REQUIRES})
-  # Linkers drop object files nobody references; the registration (BABELQUEUE_REGISTER_TRANSPORT)
-  # is referenced by no one, so every program linking the component references its symbol.
+  # Linkers drop what nobody references: an archive's object file (no one references the
+  # registration, BABELQUEUE_REGISTER_TRANSPORT), so every program linking the component
+  # references its symbol; and with --as-needed (Ubuntu's default) a shared library no object file
+  # calls into, for which --undefined does not count.
   target_link_options(${target} INTERFACE "LINKER:--undefined=babelqueue_transport_${name}")
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "SHARED_LIBRARY")
+    target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
+  endif()
   babelqueue_target_warnings(${target})
   if(BABELQUEUE_INSTALL)
     babelqueue_install_component(${target} ${name})
