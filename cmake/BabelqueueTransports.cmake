@@ -15,16 +15,19 @@
 # and the root CMakeLists.txt adds it with one line, add_subdirectory(transports/<name>), which
 # replaces the transport's babelqueue_planned_transport(<name> SCHEMES ...) line there.
 # BABELQUEUE_WITH_<NAME> is AUTO (built when the driver is found), ON (required: configure fails
-# naming the Debian package) or OFF. The function defines babelqueue_<name> (alias
+# naming the Debian package) or OFF; it starts as BABELQUEUE_TRANSPORT_DEFAULT (AUTO). The function defines babelqueue_<name> (alias
 # babelqueue::<name>, export name <name>), installs it as a package component, keeps its
 # registration object alive in static links, and records it for the transport catalog behind
 # open_transport's "how to get this scheme" errors.
+
+set(BABELQUEUE_TRANSPORT_DEFAULT AUTO CACHE STRING
+    "The first value of every BABELQUEUE_WITH_<NAME>: AUTO, or ON to require every driver (CI)")
 
 function(babelqueue_add_transport name)
   cmake_parse_arguments(T "" "DEPENDENCIES" "SCHEMES;DEBIAN;REQUIRES;SOURCES" ${ARGN})
   string(TOUPPER "${name}" upper)
   set(option BABELQUEUE_WITH_${upper})
-  set(${option} AUTO CACHE STRING "Build the ${name} transport: AUTO (when its driver is found), ON (required) or OFF")
+  set(${option} ${BABELQUEUE_TRANSPORT_DEFAULT} CACHE STRING "Build the ${name} transport: AUTO (when its driver is found), ON (required) or OFF")
   set_property(CACHE ${option} PROPERTY STRINGS AUTO ON OFF)
   string(TOUPPER "${${option}}" mode)
   if(NOT mode MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
@@ -36,7 +39,9 @@ function(babelqueue_add_transport name)
   if(mode MATCHES "^(OFF|FALSE|NO|0)$")
     message(STATUS "babelqueue: ${name} transport: off (${option}=OFF)")
   else()
-    include(${CMAKE_CURRENT_SOURCE_DIR}/${T_DEPENDENCIES} OPTIONAL RESULT_VARIABLE included)
+    if(T_DEPENDENCIES)
+      include(${CMAKE_CURRENT_SOURCE_DIR}/${T_DEPENDENCIES})
+    endif()
     set(missing "")
     foreach(target IN LISTS T_REQUIRES)
       if(NOT TARGET ${target})
