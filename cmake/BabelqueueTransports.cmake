@@ -12,18 +12,22 @@
 #     return()
 #   endif()
 #
-# and the root CMakeLists.txt adds it with one line, add_subdirectory(transports/<name>).
+# and the root CMakeLists.txt adds it with one line, add_subdirectory(transports/<name>), which
+# replaces the transport's babelqueue_planned_transport(<name> SCHEMES ...) line there.
 # BABELQUEUE_WITH_<NAME> is AUTO (built when the driver is found), ON (required: configure fails
-# naming the Debian package) or OFF. The function defines babelqueue_<name> (alias
+# naming the Debian package) or OFF; it starts as BABELQUEUE_TRANSPORT_DEFAULT (AUTO). The function defines babelqueue_<name> (alias
 # babelqueue::<name>, export name <name>), installs it as a package component, keeps its
 # registration object alive in static links, and records it for the transport catalog behind
 # open_transport's "how to get this scheme" errors.
+
+set(BABELQUEUE_TRANSPORT_DEFAULT AUTO CACHE STRING
+    "The first value of every BABELQUEUE_WITH_<NAME>: AUTO, or ON to require every driver (CI)")
 
 function(babelqueue_add_transport name)
   cmake_parse_arguments(T "" "DEPENDENCIES" "SCHEMES;DEBIAN;REQUIRES;SOURCES" ${ARGN})
   string(TOUPPER "${name}" upper)
   set(option BABELQUEUE_WITH_${upper})
-  set(${option} AUTO CACHE STRING "Build the ${name} transport: AUTO (when its driver is found), ON (required) or OFF")
+  set(${option} ${BABELQUEUE_TRANSPORT_DEFAULT} CACHE STRING "Build the ${name} transport: AUTO (when its driver is found), ON (required) or OFF")
   set_property(CACHE ${option} PROPERTY STRINGS AUTO ON OFF)
   string(TOUPPER "${${option}}" mode)
   if(NOT mode MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
@@ -35,7 +39,9 @@ function(babelqueue_add_transport name)
   if(mode MATCHES "^(OFF|FALSE|NO|0)$")
     message(STATUS "babelqueue: ${name} transport: off (${option}=OFF)")
   else()
-    include(${CMAKE_CURRENT_SOURCE_DIR}/${T_DEPENDENCIES} OPTIONAL RESULT_VARIABLE included)
+    if(T_DEPENDENCIES)
+      include(${CMAKE_CURRENT_SOURCE_DIR}/${T_DEPENDENCIES})
+    endif()
     set(missing "")
     foreach(target IN LISTS T_REQUIRES)
       if(NOT TARGET ${target})
@@ -52,7 +58,12 @@ function(babelqueue_add_transport name)
       set(built TRUE)
     endif()
   endif()
-  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-D${option}=ON|${debian}|${built}")
+  if(built)
+    set(state built)
+  else()
+    set(state unbuilt)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-D${option}=ON|${debian}|${state}")
   if(NOT built)
     return()
   endif()
@@ -70,9 +81,15 @@ function(babelqueue_add_transport name)
            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${target} PUBLIC babelqueue::core PRIVATE ${T_REQUIRES})
-  # Linkers drop object files nobody references; the registration (BABELQUEUE_REGISTER_TRANSPORT)
-  # is referenced by no one, so every program linking the component references its symbol.
+  # Linkers drop what nobody references: an archive's object file (no one references the
+  # registration, BABELQUEUE_REGISTER_TRANSPORT), so every program linking the component
+  # references its symbol; and with --as-needed (Ubuntu's default) a shared library no object file
+  # calls into, for which --undefined does not count.
   target_link_options(${target} INTERFACE "LINKER:--undefined=babelqueue_transport_${name}")
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "SHARED_LIBRARY")
+    target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
+  endif()
   babelqueue_target_warnings(${target})
   if(BABELQUEUE_INSTALL)
     babelqueue_install_component(${target} ${name})
@@ -84,6 +101,21 @@ function(babelqueue_add_transport name)
     endif()
   endif()
   set_property(GLOBAL APPEND PROPERTY BABELQUEUE_BUILT_TRANSPORTS ${name})
+endfunction()
+
+# babelqueue_planned_transport(<name> SCHEMES <scheme>...)
+#
+# A transport this source tree does not have yet: open_transport's error for its schemes names
+# the component and its option instead of only "unknown scheme". BABELQUEUE_WITH_<NAME>=ON fails.
+function(babelqueue_planned_transport name)
+  cmake_parse_arguments(T "" "" "SCHEMES" ${ARGN})
+  string(TOUPPER "${name}" upper)
+  string(TOUPPER "${BABELQUEUE_WITH_${upper}}" mode)
+  if(mode MATCHES "^(ON|TRUE|YES|1)$")
+    message(FATAL_ERROR "BABELQUEUE_WITH_${upper}=ON but the ${name} transport is not in this source tree yet")
+  endif()
+  string(JOIN "," schemes ${T_SCHEMES})
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_KNOWN_TRANSPORTS "${name}|${schemes}|-DBABELQUEUE_WITH_${upper}=ON||planned")
 endfunction()
 
 # Writes the transport catalog (spi::known_transports) into babelqueue_core and prints what was
@@ -98,14 +130,16 @@ function(babelqueue_finish_transports)
     list(GET fields 1 schemes)
     list(GET fields 2 option)
     list(GET fields 3 debian)
-    list(GET fields 4 is_built)
+    list(GET fields 4 state)
     string(REPLACE "," "\", \"" scheme_list "${schemes}")
-    if(is_built)
+    set(is_built false)
+    set(is_planned false)
+    if(state STREQUAL "built")
       set(is_built true)
-    else()
-      set(is_built false)
+    elseif(state STREQUAL "planned")
+      set(is_planned true)
     endif()
-    string(APPEND entries "      {\"${name}\", {\"${scheme_list}\"}, \"${option}\", \"${debian}\", ${is_built}},\n")
+    string(APPEND entries "      {\"${name}\", {\"${scheme_list}\"}, \"${option}\", \"${debian}\", ${is_built}, ${is_planned}},\n")
   endforeach()
   set(file ${PROJECT_BINARY_DIR}/generated/transport_catalog.cpp)
   file(CONFIGURE OUTPUT ${file} @ONLY CONTENT [=[

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +22,8 @@ namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -48,7 +50,8 @@ class Registry {
 
   void add(spi::TransportFactory factory) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (std::string& scheme : factory.schemes) scheme = lower(scheme);
+    for (std::string& scheme : factory.schemes)
+      scheme = lower(scheme);
     for (const std::string& scheme : factory.schemes) {
       if (const spi::TransportFactory* other = find_locked(scheme); other != nullptr) {
         log_to({}, LogLevel::Warning,
@@ -96,16 +99,26 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 
 [[noreturn]] void throw_unknown_scheme(const std::string& scheme, std::string_view url) {
   std::vector<std::string> schemes;
-  for (const auto& s : available_schemes()) schemes.push_back(s + "://");
+  for (const auto& s : available_schemes())
+    schemes.push_back(s + "://");
   std::string text = "no transport for scheme \"" + scheme + "\" in this build (URL " +
                      spi::redact_url(url) + "); this build has " + join(schemes, ", ");
   for (const spi::KnownTransport& known : spi::known_transports()) {
     if (std::find(known.schemes.begin(), known.schemes.end(), scheme) == known.schemes.end()) {
       continue;
     }
-    text += ". The " + known.component + " component serves it: install " +
-            known.debian_packages + " and configure with " + known.cmake_option +
-            ", then link babelqueue::" + known.component;
+    const std::string target = "babelqueue::" + known.component;
+    if (known.planned) {
+      text += ". The " + known.component + " component (" + known.cmake_option +
+              ") will serve it; it is not in this source tree yet";
+    } else if (known.built) {
+      text += ". The " + known.component + " component serves it: link " + target +
+              " (find_package(babelqueue COMPONENTS " + known.component + "))";
+    } else {
+      text += ". The " + known.component + " component serves it: install " +
+              known.debian_packages + " and configure with " + known.cmake_option + ", then link " +
+              target;
+    }
     break;
   }
   throw ConfigError(text);
@@ -127,14 +140,13 @@ std::vector<TransportFactory> registered_transports() {
 }  // namespace spi
 
 std::shared_ptr<Transport> open_transport(std::string_view url, const OpenOptions& options) {
-  const std::size_t colon = url.find("://");
-  if (colon == std::string_view::npos || colon == 0) {
+  const std::optional<std::string> scheme = spi::url_scheme(url);
+  if (!scheme) {
     throw ConfigError("transport URL " + spi::redact_url(url) +
                       " has no scheme (want scheme://..., e.g. redis://127.0.0.1:6379)");
   }
-  const std::string scheme = lower(url.substr(0, colon));
-  const std::optional<spi::TransportFactory> factory = Registry::instance().find(scheme);
-  if (!factory) throw_unknown_scheme(scheme, url);
+  const std::optional<spi::TransportFactory> factory = Registry::instance().find(*scheme);
+  if (!factory) throw_unknown_scheme(*scheme, url);
   std::shared_ptr<Transport> transport = factory->open(url, options);
   if (!transport) {
     throw ConfigError("the " + factory->component + " transport returned nothing for " +

@@ -45,10 +45,20 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// Where the userinfo of `url` ends ('@' of the authority), or npos. The last '@' before the
-// path wins, so an unencoded '@' in a password still parses.
+// The length of the scheme `url` starts with (RFC 3986 3.1: a letter, then letters, digits, '+',
+// '-', '.'), followed by "://"; 0 when there is none.
+std::size_t scheme_length(std::string_view url) {
+  const std::size_t sep = url.find("://");
+  if (sep == std::string_view::npos || sep == 0 || !is_alpha(url.front())) return 0;
+  for (char ch : url.substr(0, sep)) {
+    if (!is_alpha(ch) && !is_digit(ch) && ch != '+' && ch != '-' && ch != '.') return 0;
+  }
+  return sep;
+}
+
+// The parts of `scheme://authority[/path][?query]`; the authority ends at the first '/' or '?'.
+// The last '@' of the authority ends the userinfo, so an unencoded '@' in a password parses.
 struct Split {
-  std::string_view scheme;
   std::string_view userinfo;  // without '@'
   bool has_userinfo = false;
   std::string_view hostport;
@@ -56,12 +66,8 @@ struct Split {
   std::string_view query;
 };
 
-std::optional<Split> split(std::string_view url) {
-  const std::size_t sep = url.find("://");
-  if (sep == std::string_view::npos || sep == 0) return std::nullopt;
+Split split(std::string_view rest) {
   Split out;
-  out.scheme = url.substr(0, sep);
-  std::string_view rest = url.substr(sep + 3);
   if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
     out.query = rest.substr(q + 1);
     rest = rest.substr(0, q);
@@ -111,26 +117,32 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
+std::optional<std::string> url_scheme(std::string_view url) {
+  const std::size_t length = scheme_length(url);
+  if (length == 0) return std::nullopt;
+  return lower(url.substr(0, length));
+}
+
 std::string redact_url(std::string_view url) {
-  const std::optional<Split> parts = split(url);
-  if (!parts) {
-    // Not even scheme://: show no more than a scheme-like prefix.
-    return "\"<unparsable URL>\"";
+  const std::size_t length = scheme_length(url);
+  if (length == 0) return "\"<unparsable URL>\"";  // no telling where a password would be
+  std::string out(url.substr(0, length + 3));
+  std::string_view rest = url.substr(length + 3);
+  // The last '@' anywhere ends the userinfo here: a password holding an unencoded '/', '?' or
+  // '#' (a URL parse_uri rejects) is hidden whole, user included.
+  if (const std::size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = rest.substr(0, at);
+    const std::size_t colon = userinfo.find(':');
+    if (userinfo.find_first_of("/?#") != std::string_view::npos) {
+      out += "***";
+    } else {
+      out += userinfo.substr(0, colon);
+      if (colon != std::string_view::npos) out += ":***";
+    }
+    out += '@';
+    rest = rest.substr(at + 1);
   }
-  // The last '@' of the whole URL ends the userinfo here, not the last one of the authority: an
-  // '@' in the path or query (which parse_uri refuses) most likely ends a password holding an
-  // unencoded '/', '?' or '#', and that password must not reach the error text.
-  const std::size_t start = parts->scheme.size() + 3;
-  const std::size_t at = url.rfind('@');
-  if (at == std::string_view::npos || at < start) return std::string(url);
-  const std::string_view userinfo = url.substr(start, at - start);
-  const std::size_t colon = userinfo.find(':');
-  const std::string_view user = userinfo.substr(0, colon);
-  std::string out(parts->scheme);
-  out += "://";
-  out += user.find_first_of("/?#") == std::string_view::npos ? user : "***";
-  if (colon != std::string_view::npos) out += ":***";
-  out += url.substr(at);
+  out += rest;
   return out;
 }
 
@@ -159,35 +171,31 @@ Uri parse_uri(std::string_view url) {
   const auto fail = [&](const std::string& what) -> void {
     throw ConfigError("URL " + redact_url(url) + ": " + what);
   };
-  const std::optional<Split> parts = split(url);
-  if (!parts) {
+  const std::size_t scheme = scheme_length(url);
+  if (scheme == 0) {
     throw ConfigError("URL " + redact_url(url) + ": expected scheme://[user[:password]@]host...");
   }
   Uri uri;
-  bool plain = is_alpha(parts->scheme.front());
-  for (char ch : parts->scheme) {
-    plain = plain && (is_alpha(ch) || is_digit(ch) || ch == '+' || ch == '-' || ch == '.');
-  }
-  if (!plain) fail("invalid scheme");
-  uri.scheme = lower(parts->scheme);
+  uri.scheme = lower(url.substr(0, scheme));
+  const Split parts = split(url.substr(scheme + 3));
   if (url.find('#') != std::string_view::npos) {
     fail("a fragment ('#') is not allowed; percent-encode '#' in a password as %23");
   }
   // An '@' past the authority is almost certainly the end of a password that holds an
   // unencoded '/' or '?'; refusing it keeps pieces of that password out of later messages.
-  if (parts->path.find('@') != std::string_view::npos ||
-      parts->query.find('@') != std::string_view::npos) {
+  if (parts.path.find('@') != std::string_view::npos ||
+      parts.query.find('@') != std::string_view::npos) {
     fail("'@' after the host: percent-encode '/', '?', '#' and '@' in a user or password");
   }
-  if (parts->has_userinfo) {
-    const std::size_t colon = parts->userinfo.find(':');
-    uri.user = decode_or_fail(parts->userinfo.substr(0, colon), "user", url);
+  if (parts.has_userinfo) {
+    const std::size_t colon = parts.userinfo.find(':');
+    uri.user = decode_or_fail(parts.userinfo.substr(0, colon), "user", url);
     if (colon != std::string_view::npos) {
-      uri.password = decode_or_fail(parts->userinfo.substr(colon + 1), "password", url);
+      uri.password = decode_or_fail(parts.userinfo.substr(colon + 1), "password", url);
     }
   }
 
-  std::string_view hostport = parts->hostport;
+  std::string_view hostport = parts.hostport;
   std::string_view rest;
   if (!hostport.empty() && hostport.front() == '[') {
     const std::size_t close = hostport.find(']');
@@ -223,9 +231,9 @@ Uri parse_uri(std::string_view url) {
     }
     uri.port = static_cast<std::uint16_t>(value);
   }
-  uri.path = decode_or_fail(parts->path, "path", url);
+  uri.path = decode_or_fail(parts.path, "path", url);
 
-  std::string_view query = parts->query;
+  std::string_view query = parts.query;
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);

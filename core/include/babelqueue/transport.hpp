@@ -7,8 +7,8 @@
 #include <babelqueue/export.hpp>
 
 #include <any>
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,7 +34,9 @@ using Headers = std::map<std::string, std::string>;
 /// The outcome of an operation that returns nothing: ok, or an `Error`.
 ///
 /// Thread-safety: a value type.
-class [[nodiscard]] BABELQUEUE_EXPORT Status {
+// Header-only, so not BABELQUEUE_EXPORT: GCC rejects __attribute__ after [[nodiscard]] here,
+// which broke every shared-library build.
+class [[nodiscard]] Status {
  public:
   /// Ok.
   Status() = default;

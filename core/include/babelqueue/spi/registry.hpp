@@ -59,7 +59,8 @@ BABELQUEUE_EXPORT bool register_transport(TransportFactory factory);
 BABELQUEUE_EXPORT std::vector<TransportFactory> registered_transports();
 
 /// A transport this source tree knows of, built into this build or not (from
-/// `babelqueue_add_transport`), for the "how to get it" part of an unknown-scheme error.
+/// `babelqueue_add_transport`), or planned but not in the tree yet (from
+/// `babelqueue_planned_transport`), for the "how to get it" part of an unknown-scheme error.
 struct KnownTransport {
   std::string component;
   std::vector<std::string> schemes;
@@ -69,6 +70,8 @@ struct KnownTransport {
   std::string debian_packages;
   /// True when this build has it.
   bool built = false;
+  /// True when this source tree does not have it yet (it cannot be built).
+  bool planned = false;
 };
 
 /// The transports of this source tree (generated at configure time).
@@ -78,7 +81,7 @@ BABELQUEUE_EXPORT std::vector<KnownTransport> known_transports();
 
 /// Registers a transport factory when the library is loaded. `name` is the component name; the
 /// symbol `babelqueue_transport_<name>` is what the component's link option keeps alive.
-#define BABELQUEUE_REGISTER_TRANSPORT(name, factory)                           \
-  extern "C" BABELQUEUE_EXPORT const bool babelqueue_transport_##name;         \
-  extern "C" BABELQUEUE_EXPORT const bool babelqueue_transport_##name =        \
+#define BABELQUEUE_REGISTER_TRANSPORT(name, factory)                    \
+  extern "C" BABELQUEUE_EXPORT const bool babelqueue_transport_##name;  \
+  extern "C" BABELQUEUE_EXPORT const bool babelqueue_transport_##name = \
       ::babelqueue::spi::register_transport(factory)

@@ -56,8 +56,15 @@ BABELQUEUE_EXPORT Uri parse_uri(std::string_view url);
 BABELQUEUE_EXPORT std::string percent_decode(std::string_view text, bool plus_is_space = false);
 
 /// `url` with the password of its userinfo replaced by `***`, for a URL that may not even
-/// parse (used in error texts). Never throws except std::bad_alloc.
+/// parse (used in error texts): the userinfo ends at the last `@`, and one holding `/`, `?` or
+/// `#` is hidden whole; without a valid scheme nothing of `url` is shown. Never throws except
+/// std::bad_alloc.
 BABELQUEUE_EXPORT std::string redact_url(std::string_view url);
+
+/// The lower-cased scheme `url` starts with (a letter, then letters, digits, `+`, `-`, `.`,
+/// followed by `://`), or nullopt; the rest of `url` is not looked at. Never throws except
+/// std::bad_alloc.
+BABELQUEUE_EXPORT std::optional<std::string> url_scheme(std::string_view url);
 
 /// Typed access to the query options of a `Uri`, with unknown-key checking.
 ///
