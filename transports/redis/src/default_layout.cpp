@@ -120,6 +120,8 @@ class DefaultLayout final : public LayoutStrategy {
     return encode_frame(body, clean);  // RDS-14
   }
 
+  bool carries_headers() const noexcept override { return true; }
+
   void unwrap(std::string_view stored, std::string& body, Headers& headers) const override {
     // RDS-15/16: a frame is unwrapped; anything else is delivered as it is.
     if (auto unframed = unframe(stored)) {

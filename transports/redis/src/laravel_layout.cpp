@@ -162,6 +162,8 @@ class LaravelLayout final : public LayoutStrategy {
     return body;  // RDS-43: a Laravel worker could not unwrap a frame
   }
 
+  bool carries_headers() const noexcept override { return false; }
+
   void unwrap(std::string_view stored, std::string& body, Headers&) const override {
     body.assign(stored);  // RDS-47: the head, byte for byte
   }

@@ -70,6 +70,8 @@ class LayoutStrategy {
   /// @throws EncodeError for a header that is not valid UTF-8.
   [[nodiscard]] virtual std::string with_headers(std::string body,
                                                  const Headers& headers) const = 0;
+  /// False when `with_headers` drops the headers (RDS-43).
+  [[nodiscard]] virtual bool carries_headers() const noexcept = 0;
   /// What a consumer gets of a stored value (RDS-15/16, RDS-47): sets `body` and `headers`.
   virtual void unwrap(std::string_view stored, std::string& body, Headers& headers) const = 0;
 

@@ -8,15 +8,16 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redis/transport.hpp>
-#include <babelqueue/spi/attempts.hpp>
-#include <babelqueue/spi/secure_random.hpp>
 #include <babelqueue/spi/ack_batcher.hpp>
+#include <babelqueue/spi/attempts.hpp>
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
 #include <babelqueue/spi/prefetch_buffer.hpp>
+#include <babelqueue/spi/secure_random.hpp>
 
 #include <algorithm>
 #include <any>
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -147,6 +148,7 @@ class RedisTransport::Impl {
   detail::Pool pool_;
   detail::Scripts scripts_;
   spi::ClosedGuard closed_{"redis transport"};
+  std::atomic<bool> headers_dropped_warned_{false};
   spi::InterruptibleWait wake_;
   spi::AckBatcher<PendingAck> acks_{kMaxPendingAcks};
   spi::PrefetchBuffer<ReceivedMessage> prefetched_;  // reserved, not yet handed to the App
@@ -240,6 +242,12 @@ Status RedisTransport::Impl::publish_with_headers(std::string_view queue, std::s
     stored = layout_->with_headers(std::move(body), headers);
   } catch (const EncodeError& e) {
     return e;  // a header that is not valid UTF-8 (RT-2: reported, never thrown)
+  }
+  if (!headers.empty() && !layout_->carries_headers() &&
+      !headers_dropped_warned_.exchange(true, std::memory_order_relaxed)) {
+    log(LogLevel::Warning,
+        "the Laravel layout stores no out-of-band headers (RDS-43: a Laravel worker cannot "
+        "unwrap a frame); headers such as traceparent are dropped (said once per transport)");
   }
   return publish(queue, std::move(stored));
 }

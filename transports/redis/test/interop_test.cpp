@@ -1273,11 +1273,24 @@ TEST_F(RedisInterop, RDST15_DetectionNegativesAreDeliveredBare) {
 }
 
 TEST_F(RedisInterop, RDST15_LaravelLayoutDropsHeaders) {
-  rd::RedisTransport t(options(rd::Layout::Laravel));
+  rd::Options o = options(rd::Layout::Laravel);
+  std::vector<std::string> warnings;  // written by the calling thread only
+  o.logger = [&warnings](bq::LogLevel level, std::string_view text) {
+    if (level == bq::LogLevel::Warning) warnings.emplace_back(text);
+  };
+  rd::RedisTransport t(o);
   const rd::Keys k = t.keys(kQueue);
   const std::string body = envelope();
-  ASSERT_OK(t.publish_with_headers(
-      kQueue, body, {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
+  const bq::Headers headers{
+      {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
+  ASSERT_OK(t.publish_with_headers(kQueue, body, headers));
+  ASSERT_OK(t.publish_with_headers(kQueue, body, headers));
+  // Nothing leaves without a word: the drop is logged, once per transport.
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("headers such as traceparent are dropped"), std::string::npos);
+  auto first = pop_now(t);
+  ASSERT_TRUE(first);
+  ASSERT_OK(t.ack(*first));
   EXPECT_EQ(raw().lrange(k.ready), Strings{body});  // no frame: Laravel's pop would decode it
   EXPECT_EQ(raw().llen(k.notify), 1);
   auto m = pop_now(t);
