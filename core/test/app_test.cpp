@@ -1885,21 +1885,29 @@ TEST(AppDecodeOnce, Issue8_PublicDispatchUsesDecodedToo) {
 // =============================================================================================
 
 namespace {
-// Drains one delivery from "orders" with `o` (silenced into a capture) and returns the warnings;
-// the delivery must have been acked (dropped) exactly once.
-std::vector<std::string> drop_warnings(bq::AppOptions o, const Delivery& d, bool fail = true) {
+// Drains one delivery from "orders" with `o` (its handler for kUrn fails) and returns the
+// warnings; the delivery must have been acked (dropped) exactly once, nothing else logged.
+std::vector<std::string> drop_warnings(bq::AppOptions o, const Delivery& d) {
   auto t = std::make_shared<TestTransport<>>();
   LogCapture log;
   o.logger = log.sink();
   bq::App app(t, o);
-  app.handle(kUrn,
-             [fail](bq::Context&, const bq::Envelope&) { return fail ? boom() : ok_status(); });
+  app.handle(kUrn, [](bq::Context&, const bq::Envelope&) { return boom(); });
   t->enqueue("orders", d);
   app.drain("orders").status.throw_if_error();
   EXPECT_EQ(t->acked().size(), 1u) << d.body;
   EXPECT_TRUE(t->published().empty()) << d.body;
-  EXPECT_EQ(log.size(), log.count(bq::LogLevel::Warning)) << d.body;  // nothing else logged
+  EXPECT_EQ(log.size(), log.count(bq::LogLevel::Warning)) << d.body;
   return log.lines(bq::LogLevel::Warning);
+}
+
+// The one warning of a message dropped from "orders" (`body` gives the meta.id, if any).
+std::vector<std::string> said(std::string_view why, std::string_view body = {}) {
+  std::string line = "dropped a message from queue \"orders\"";
+  if (!body.empty()) line += " (meta.id \"" + std::string(bq::decode(body).meta().id) + "\")";
+  line += ": ";
+  line += why;
+  return {line};
 }
 
 Delivery delivery(std::string body, std::string route = {}) {
@@ -1907,10 +1915,6 @@ Delivery delivery(std::string body, std::string route = {}) {
   d.body = std::move(body);
   d.route = std::move(route);
   return d;
-}
-
-std::string id_of(std::string_view body) {
-  return std::string(bq::decode(body).meta().id);
 }
 
 std::string version_two_body() {
@@ -1921,19 +1925,22 @@ std::string version_two_body() {
 }
 
 constexpr std::string_view kRoute = "babelqueue:unsupported-schema-version:2";
+const std::string kRouteVersion =
+    "unsupported schema version (route \"" + std::string(kRoute) + "\")";
+constexpr std::string_view kDelete = " and the unknown-URN strategy is delete";
 constexpr std::string_view kNoBrokerDlq =
     ", dead-lettering is off and the transport has no broker dead-letter mechanism";
+constexpr std::string_view kIdentityless = " (an identity-less body: it names no job URN)";
 }  // namespace
 
 TEST(AppDropWarnings, D6_ExhaustedWithDeadLetteringOff) {
   bq::AppOptions o = test_options();
   o.max_attempts = 1;
   const std::string body = body_for(kUrn);
-  EXPECT_EQ(
-      drop_warnings(o, delivery(body)),
-      std::vector<std::string>{"dropped a message from queue \"orders\" (meta.id \"" + id_of(body) +
-                               "\"): attempts exhausted (1 of max_attempts 1) and "
-                               "dead-lettering is off; last error: boom"});
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("attempts exhausted (1 of max_attempts 1) and dead-lettering is off; last "
+                 "error: boom",
+                 body));
 }
 
 TEST(AppDropWarnings, D6_ExhaustedIdentitylessBodyIsRetriedThenDroppedWithOneWarning) {
@@ -1943,13 +1950,12 @@ TEST(AppDropWarnings, D6_ExhaustedIdentitylessBodyIsRetriedThenDroppedWithOneWar
   // {"data":{}} has no meta: its retry carries meta.schema_version 0, which the body-level gate
   // rejects on the next delivery (Q2), and that drop is said once too.
   const std::string metaless = R"({"data":{}})";
-  const std::string d6 =
-      "dropped a message from queue \"orders\" (meta.id \"m-1\"): attempts exhausted (3 of "
-      "max_attempts 3) and dead-lettering is off; last error: no handler for urn \"\" (an "
-      "identity-less body: it names no job URN)";
-  const std::string d21 =
-      "dropped a message from queue \"orders\": unsupported meta.schema_version 0" +
-      std::string(kNoBrokerDlq);
+  const auto d6 = said(
+      "attempts exhausted (3 of max_attempts 3) and dead-lettering is off; "
+      "last error: no handler for urn \"\"" +
+          std::string(kIdentityless),
+      identityless);
+  const auto d21 = said("unsupported meta.schema_version 0" + std::string(kNoBrokerDlq));
   for (const auto& [body, deliveries, warning] :
        {std::tuple{identityless, 3u, d6}, std::tuple{metaless, 2u, d21}}) {
     auto t = std::make_shared<TestTransport<>>();
@@ -1962,7 +1968,7 @@ TEST(AppDropWarnings, D6_ExhaustedIdentitylessBodyIsRetriedThenDroppedWithOneWar
     EXPECT_EQ(t->size("orders"), 0u);
     EXPECT_EQ(t->published().size(), deliveries - 1) << body;  // the retries
     EXPECT_EQ(log.size(), 1u) << body;
-    EXPECT_EQ(log.lines(bq::LogLevel::Warning), std::vector<std::string>{warning});
+    EXPECT_EQ(log.lines(bq::LogLevel::Warning), warning);
   }
 }
 
@@ -1970,56 +1976,37 @@ TEST(AppDropWarnings, D8_UnknownUrnWithDelete) {
   bq::AppOptions o = test_options();
   o.unknown_urn = bq::UnknownUrnStrategy::Delete;
   const std::string body = body_for("urn:babel:nobody");
-  EXPECT_EQ(
-      drop_warnings(o, delivery(body)),
-      std::vector<std::string>{"dropped a message from queue \"orders\" (meta.id \"" + id_of(body) +
-                               "\"): no handler for urn \"urn:babel:nobody\" and the "
-                               "unknown-URN strategy is delete"});
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("no handler for urn \"urn:babel:nobody\"" + std::string(kDelete), body));
   // D12 -> D8: an identity-less body says so.
   EXPECT_EQ(drop_warnings(o, delivery(R"({"trace_id":"t","data":{}})")),
-            std::vector<std::string>{
-                "dropped a message from queue \"orders\": no handler for urn \"\" (an "
-                "identity-less body: it names no job URN) and the unknown-URN strategy is "
-                "delete"});
+            said("no handler for urn \"\"" + std::string(kIdentityless) + std::string(kDelete)));
 }
 
 TEST(AppDropWarnings, D13_PoisonWithDelete) {
   bq::AppOptions o = test_options();
   o.unknown_urn = bq::UnknownUrnStrategy::Delete;
   EXPECT_EQ(drop_warnings(o, delivery("not json")),
-            std::vector<std::string>{
-                "dropped a message from queue \"orders\": undecodable body and the unknown-URN "
-                "strategy is delete: " +
-                decode_error_of("not json")});
+            said("undecodable body" + std::string(kDelete) + ": " + decode_error_of("not json")));
+}
+
+// Both kinds of version rejection, the transport gate's route and the body-level check.
+void expect_version_drops(const bq::AppOptions& o, std::string_view why) {
+  EXPECT_EQ(drop_warnings(o, delivery(body_for(kUrn), std::string(kRoute))),
+            said(kRouteVersion + std::string(why)));
+  const std::string body = version_two_body();
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("unsupported meta.schema_version 2" + std::string(why), body));
 }
 
 TEST(AppDropWarnings, D18_GateRejectedWithDelete) {
   bq::AppOptions o = test_options();
   o.unknown_urn = bq::UnknownUrnStrategy::Delete;
-  EXPECT_EQ(
-      drop_warnings(o, delivery(body_for(kUrn), std::string(kRoute))),
-      std::vector<std::string>{"dropped a message from queue \"orders\": unsupported "
-                               "schema version (route \"" +
-                               std::string(kRoute) + "\") and the unknown-URN strategy is delete"});
-  const std::string body = version_two_body();
-  EXPECT_EQ(
-      drop_warnings(o, delivery(body)),
-      std::vector<std::string>{"dropped a message from queue \"orders\" (meta.id \"" + id_of(body) +
-                               "\"): unsupported meta.schema_version 2 and the "
-                               "unknown-URN strategy is delete"});
+  expect_version_drops(o, kDelete);
 }
 
 TEST(AppDropWarnings, D21_GateRejectedDeadLetteringOffNoBrokerDeadLetter) {
-  const bq::AppOptions o = test_options();
-  EXPECT_EQ(drop_warnings(o, delivery(body_for(kUrn), std::string(kRoute))),
-            std::vector<std::string>{
-                "dropped a message from queue \"orders\": unsupported schema version (route \"" +
-                std::string(kRoute) + "\")" + std::string(kNoBrokerDlq)});
-  const std::string body = version_two_body();
-  EXPECT_EQ(drop_warnings(o, delivery(body)),
-            std::vector<std::string>{"dropped a message from queue \"orders\" (meta.id \"" +
-                                     id_of(body) + "\"): unsupported meta.schema_version 2" +
-                                     std::string(kNoBrokerDlq)});
+  expect_version_drops(test_options(), kNoBrokerDlq);
 }
 
 TEST(AppDropWarnings, OnlyDropsWarn) {
@@ -2216,47 +2203,43 @@ class CountingTransport final : public bq::Transport {
   bq::Status publish(std::string_view queue, std::string body) override {
     return inner_.publish(queue, std::move(body));
   }
+  struct Counts {
+    int popping = 0;
+    int max_popping = 0;
+    int in_flight = 0;
+    int max_in_flight = 0;
+  };
+
   bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view queue,
                                                      std::chrono::milliseconds timeout) override {
-    bump(popping_, max_popping_, 1);
+    bump(&Counts::popping, &Counts::max_popping, 1);
     auto popped = inner_.pop(queue, timeout);
-    bump(popping_, max_popping_, -1);
-    if (popped.has_value() && *popped) bump(in_flight_, max_in_flight_, 1);
+    bump(&Counts::popping, &Counts::max_popping, -1);
+    if (popped.has_value() && *popped) bump(&Counts::in_flight, &Counts::max_in_flight, 1);
     return popped;
   }
   bq::Status ack(const bq::ReceivedMessage& msg) override {
-    bump(in_flight_, max_in_flight_, -1);
+    bump(&Counts::in_flight, &Counts::max_in_flight, -1);
     return inner_.ack(msg);
   }
   void close() override { inner_.close(); }
 
-  int max_popping() const {
+  Counts counts() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return max_popping_;
-  }
-  int max_in_flight() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return max_in_flight_;
-  }
-  int in_flight() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return in_flight_;
+    return counts_;
   }
   std::size_t size(std::string_view queue) const { return inner_.size(queue); }
 
  private:
-  void bump(int& value, int& max, int by) {
+  void bump(int Counts::*value, int Counts::*max, int by) {
     std::lock_guard<std::mutex> lock(mu_);
-    value += by;
-    max = std::max(max, value);
+    counts_.*value += by;
+    counts_.*max = std::max(counts_.*max, counts_.*value);
   }
 
   bq::InMemoryTransport inner_;
   mutable std::mutex mu_;
-  int popping_ = 0;
-  int max_popping_ = 0;
-  int in_flight_ = 0;
-  int max_in_flight_ = 0;
+  Counts counts_;
 };
 }  // namespace
 
@@ -2297,9 +2280,10 @@ TEST(AppConcurrency, DecisionD4_SlowHandlersRunFourAtOnceNeverMoreInFlightOnePop
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_EQ(done, kMessages);
   EXPECT_EQ(max_inside, kWorkers);
-  EXPECT_EQ(t->max_in_flight(), kWorkers);
-  EXPECT_EQ(t->max_popping(), 1);
-  EXPECT_EQ(t->in_flight(), 0);  // all settled before consume returned
+  const CountingTransport::Counts counts = t->counts();
+  EXPECT_EQ(counts.max_in_flight, kWorkers);
+  EXPECT_EQ(counts.max_popping, 1);
+  EXPECT_EQ(counts.in_flight, 0);  // all settled before consume returned
   EXPECT_EQ(t->size("orders"), 0u);
 }
 
