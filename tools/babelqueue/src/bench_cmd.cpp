@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -196,6 +197,9 @@ struct AppRun {
   int workers = 0;
   double publish_rate = 0;
   double consume_rate = 0;
+  // Process CPU time (every thread) per consumed message: what the pool costs, whatever else
+  // runs on the machine.
+  double consume_cpu_ns = 0;
 };
 
 // One round of `bench app` with `workers` workers: publish every message, then consume them all
@@ -228,16 +232,18 @@ AppRun run_app_round(const std::shared_ptr<InMemoryTransport>& transport, const 
     app.publish(kUrn, data);
   const double publish_s = std::chrono::duration<double>(Clock::now() - p0).count();
 
+  const std::clock_t cpu0 = std::clock();
   const auto c0 = Clock::now();
   app.consume("bench").throw_if_error();
   const double consume_s = std::chrono::duration<double>(consumed_at - c0).count();
+  const double cpu_s = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
   g_sink = g_sink + work_sink.load();
   if (handled.load() != a.messages) {
     throw UsageError("bench app: handled " + std::to_string(handled.load()) + " of " +
                      std::to_string(a.messages));
   }
-  return AppRun{workers, static_cast<double>(a.messages) / publish_s,
-                static_cast<double>(a.messages) / consume_s};
+  const auto n = static_cast<double>(a.messages);
+  return AppRun{workers, n / publish_s, n / consume_s, cpu_s * 1e9 / n};
 }
 
 // In-memory publish and consume throughput of the App: publish = make + encode + transport
@@ -259,7 +265,8 @@ int run_bench_app(const AppBenchArgs& a) {
                                   {"workers", r.workers},
                                   {"cpu_work", a.cpu_work},
                                   {"publish_msgs_per_s", std::round(r.publish_rate)},
-                                  {"consume_msgs_per_s", std::round(r.consume_rate)}}));
+                                  {"consume_msgs_per_s", std::round(r.consume_rate)},
+                                  {"consume_cpu_ns_per_msg", std::round(r.consume_cpu_ns)}}));
     }
     write_stdout(out.dump() + "\n");
     return kExitOk;
@@ -270,12 +277,12 @@ int run_bench_app(const AppBenchArgs& a) {
   std::string out = "app on the in-memory transport, " + std::to_string(a.messages) +
                     " messages, " + handler + "\n";
   char line[160];
-  std::snprintf(line, sizeof line, "%8s %16s %16s %9s\n", "workers", "publish msg/s",
-                "consume msg/s", "vs first");
+  std::snprintf(line, sizeof line, "%8s %14s %14s %9s %13s\n", "workers", "publish msg/s",
+                "consume msg/s", "vs first", "CPU ns/msg");
   out += line;
   for (const AppRun& r : runs) {
-    std::snprintf(line, sizeof line, "%8d %16.0f %16.0f %8.2fx\n", r.workers, r.publish_rate,
-                  r.consume_rate, r.consume_rate / runs.front().consume_rate);
+    std::snprintf(line, sizeof line, "%8d %14.0f %14.0f %8.2fx %13.0f\n", r.workers, r.publish_rate,
+                  r.consume_rate, r.consume_rate / runs.front().consume_rate, r.consume_cpu_ns);
     out += line;
   }
   write_stdout(out);
