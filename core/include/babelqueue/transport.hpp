@@ -7,8 +7,8 @@
 #include <babelqueue/export.hpp>
 
 #include <any>
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
