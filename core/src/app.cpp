@@ -11,11 +11,10 @@
 #include <exception>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
-#include <vector>
+
+#include "worker_pool.hpp"
 
 namespace babelqueue {
 namespace {
@@ -181,13 +180,13 @@ class App::Impl {
     }
   }
 
-  // RT-14 with decision D-4: see Consumer.
+  // RT-14 with decision D-4: see QueueSource.
   Status consume(const std::string& target);
   // RT-16.
   DrainResult drain(const std::string& target, std::size_t max);
 
  private:
-  class Consumer;
+  class QueueSource;
 
   void dispatch_unguarded(ReceivedMessage& msg);
 
@@ -554,103 +553,39 @@ void App::Impl::ack(const ReceivedMessage& msg) {
 
 // ---- consume / drain (RT-14, RT-16) ----
 
-// Decision D-4 as leader/follower: `concurrency` workers (the calling thread is one) take turns
-// to pop. The worker holding the turn pops one message, passes the turn on and dispatches the
-// message itself: at most N messages are popped-but-unfinished, pop never runs on two threads at
-// once (the contract's one consumer thread per queue), and no message crosses threads. A
-// transient pop error is ridden out while holding the turn, so the loop has one backoff; a
-// non-transient one ends every worker and is returned once all have settled.
-class App::Impl::Consumer {
+// RT-14 for one consume call: what the worker pool (decision D-4, worker_pool.hpp) pops and
+// dispatches. Transient pop errors are ridden out here, holding the pop turn, so the loop has
+// one backoff whichever worker meets them.
+class App::Impl::QueueSource final : public detail::PoolSource {
  public:
-  Consumer(Impl& impl, const std::string& target) : impl_(impl), target_(target) {}
+  QueueSource(Impl& impl, const std::string& target) : impl_(impl), target_(target) {}
 
-  Status run(int workers) {
-    std::vector<std::thread> helpers;
-    helpers.reserve(static_cast<std::size_t>(workers - 1));
-    try {
-      for (int i = 1; i < workers; ++i)
-        helpers.emplace_back([this] { work(); });
-    } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(turn_);
-        done_ = true;
-      }
-      join(helpers);
-      throw;
-    }
-    work();
-    join(helpers);
-    if (thrown_) std::rethrow_exception(thrown_);
-    return error_ ? Status(*error_) : Status{};
-  }
+  [[nodiscard]] bool stopping() const noexcept override { return impl_.app_.stopping(); }
 
- private:
-  // The holder keeps the turn for one pop of a ready message, far shorter than a futex sleep
-  // and wake-up, so a follower spins a little before it blocks.
-  static constexpr int kTurnSpins = 64;
-
-  void work() noexcept {
-    for (;;) {
-      std::optional<ReceivedMessage> msg;
-      {
-        std::unique_lock<std::mutex> lock = take_turn();
-        if (done_ || impl_.app_.stopping()) return;
-        try {
-          msg = pop();
-        } catch (...) {  // a transport that broke RT-2: consume rethrows it
-          thrown_ = std::current_exception();
-          done_ = true;
-          return;
-        }
-      }
-      if (msg) impl_.dispatch(*msg);
-    }
-  }
-
-  std::unique_lock<std::mutex> take_turn() {
-    for (int i = 0; i < kTurnSpins; ++i) {
-      std::unique_lock<std::mutex> lock(turn_, std::try_to_lock);
-      if (lock.owns_lock()) return lock;
-      std::this_thread::yield();
-    }
-    return std::unique_lock<std::mutex>(turn_);
-  }
-
-  // RT-14, holding the turn.
-  std::optional<ReceivedMessage> pop() {
+  Result<std::optional<ReceivedMessage>> pop() override {
     Result<std::optional<ReceivedMessage>> popped =
         impl_.transport_.pop(target_, impl_.opt_.poll_timeout);
     if (popped.has_value()) {
       backoff_.reset();
-      return std::move(*popped);
+      return popped;
     }
     const Error& err = popped.error();
-    if (err.is_transient()) {
-      impl_.ride_out(err, backoff_.next());
-    } else {
-      error_ = err;
-      done_ = true;
-    }
-    return std::nullopt;
+    if (!err.is_transient()) return popped;
+    impl_.ride_out(err, backoff_.next());
+    return std::optional<ReceivedMessage>();
   }
 
-  static void join(std::vector<std::thread>& threads) noexcept {
-    for (auto& t : threads)
-      t.join();
-  }
+  void dispatch(ReceivedMessage& msg) noexcept override { impl_.dispatch(msg); }
 
+ private:
   Impl& impl_;
   const std::string& target_;
-  std::mutex turn_;
-  // Guarded by turn_.
-  spi::Backoff backoff_;
-  bool done_ = false;
-  std::optional<Error> error_;
-  std::exception_ptr thrown_;
+  spi::Backoff backoff_;  // used holding the pop turn only
 };
 
 Status App::Impl::consume(const std::string& target) {
-  return Consumer(*this, target).run(opt_.concurrency);
+  QueueSource source(*this, target);
+  return detail::WorkerPool(source).run(opt_.concurrency);
 }
 
 DrainResult App::Impl::drain(const std::string& target, std::size_t max) {

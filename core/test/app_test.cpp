@@ -2287,6 +2287,43 @@ TEST(AppConcurrency, DecisionD4_SlowHandlersRunFourAtOnceNeverMoreInFlightOnePop
   EXPECT_EQ(t->size("orders"), 0u);
 }
 
+TEST(AppConcurrency, DecisionD4_ALongHandlerAmongShortOnesDoesNotHoldUpTheQueue) {
+  // After many short handlers one worker pops alone (a second one would cost more than it
+  // gives); when that worker then runs a long handler, a parked one notices that nothing is
+  // popped any more and takes over the queue.
+  auto t = std::make_shared<bq::InMemoryTransport>();
+  bq::AppOptions o = test_options();
+  o.concurrency = 2;
+  bq::App app(t, o);
+  StopOnExit guard{app};
+  std::mutex mu;
+  std::condition_variable cv;
+  int short_done = 0;
+  bool overtaken = false;
+  app.handle("urn:short", [&](bq::Context&, const bq::Envelope&) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++short_done;
+    cv.notify_all();
+    return ok_status();
+  });
+  constexpr int kShort = 500;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    std::unique_lock<std::mutex> lock(mu);
+    // Blocks until the short message published after this one was handled elsewhere.
+    overtaken = cv.wait_for(lock, 10s, [&] { return short_done > kShort; });
+    app.stop();
+    return ok_status();
+  });
+  for (int i = 0; i < kShort; ++i)
+    ASSERT_TRUE(t->publish("orders", body_for("urn:short")).ok());
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  ASSERT_TRUE(t->publish("orders", body_for("urn:short")).ok());
+  EXPECT_TRUE(app.consume("orders").ok());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(overtaken);
+  EXPECT_EQ(short_done, kShort + 1);
+}
+
 TEST(AppConcurrency, DecisionD4_PoolSharesOneBackoff) {
   // The worker that hits a transient error keeps the pop turn while it waits, so the next
   // error, on whichever worker, doubles the wait instead of starting again at 100 ms.

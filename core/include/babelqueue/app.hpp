@@ -97,9 +97,13 @@ struct AppOptions {
   /// Wait after a Rewind so the broker does not hot-loop.
   std::chrono::milliseconds rewind_pause{1000};
   /// Workers of one consume loop (decision D-4); < 1 is a ConfigError. The calling thread is one
-  /// of them; they take turns to pop (never two pops at once), each dispatches what it popped, so
-  /// up to N handlers run at once and at most N messages are popped-but-unfinished. `drain`
-  /// always dispatches on the calling thread, one message at a time.
+  /// of them; they take turns to pop (never two pops at once) and each dispatches what it popped,
+  /// so up to N handlers run at once and at most N messages are popped-but-unfinished. The pool
+  /// pays for itself: while handlers are short (a few microseconds) one worker pops and the
+  /// others stay parked, since handing the pop turn between cores would cost more than it gives;
+  /// longer handlers bring the others in, and a parked worker takes over within milliseconds
+  /// when the active ones are all busy in long handlers. `drain` always dispatches on the
+  /// calling thread, one message at a time.
   int concurrency = 1;
   /// Observe a failed ack (the message is not retried).
   std::function<void(const ReceivedMessage&, const Error&)> on_ack_error = {};
