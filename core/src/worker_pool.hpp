@@ -8,8 +8,9 @@
 // the pool uses a second worker only while handlers take long enough to pay for it: with short
 // handlers one worker keeps the turn and the others stay parked; with long ones (sampled EWMA of
 // dispatch times) the holder wakes a parked worker for the next pop. A parked worker also looks
-// again every few milliseconds and takes the turn if it is free, so a long handler among short
-// ones delays the next pop by at most that much.
+// again every few milliseconds and takes the turn when nothing was popped meanwhile, so a long
+// handler among short ones delays the next pop by a few milliseconds at most (and stop() reaches
+// a parked worker within one such look).
 
 #pragma once
 
@@ -20,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <mutex>
