@@ -554,33 +554,22 @@ void App::Impl::ack(const ReceivedMessage& msg) {
 // ---- consume / drain (RT-14, RT-16) ----
 
 // RT-14 for one consume call: what the worker pool (decision D-4, worker_pool.hpp) pops and
-// dispatches. Transient pop errors are ridden out here, holding the pop turn, so the loop has
-// one backoff whichever worker meets them.
+// dispatches. The pool rides out transient pop errors holding the pop turn, so the loop has one
+// backoff whichever worker meets them.
 class App::Impl::QueueSource final : public detail::PoolSource {
  public:
   QueueSource(Impl& impl, const std::string& target) : impl_(impl), target_(target) {}
 
   [[nodiscard]] bool stopping() const noexcept override { return impl_.app_.stopping(); }
-
   Result<std::optional<ReceivedMessage>> pop() override {
-    Result<std::optional<ReceivedMessage>> popped =
-        impl_.transport_.pop(target_, impl_.opt_.poll_timeout);
-    if (popped.has_value()) {
-      backoff_.reset();
-      return popped;
-    }
-    const Error& err = popped.error();
-    if (!err.is_transient()) return popped;
-    impl_.ride_out(err, backoff_.next());
-    return std::optional<ReceivedMessage>();
+    return impl_.transport_.pop(target_, impl_.opt_.poll_timeout);
   }
-
+  void ride_out(const Error& err, milliseconds backoff) override { impl_.ride_out(err, backoff); }
   void dispatch(ReceivedMessage& msg) noexcept override { impl_.dispatch(msg); }
 
  private:
   Impl& impl_;
   const std::string& target_;
-  spi::Backoff backoff_;  // used holding the pop turn only
 };
 
 Status App::Impl::consume(const std::string& target) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <babelqueue/errors.hpp>
+#include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <algorithm>
@@ -31,14 +32,17 @@
 
 namespace babelqueue::detail {
 
-// What the pool runs: `pop` is called by the worker holding the pop turn (one at a time, each
-// call happening-after the previous one), `dispatch` by the worker that popped the message.
+// What the pool runs (RT-14): `pop` and `ride_out` are called by the worker holding the pop
+// turn (one at a time, each call happening-after the previous one), `dispatch` by the worker
+// that popped the message.
 class PoolSource {
  public:
   virtual ~PoolSource() = default;
   [[nodiscard]] virtual bool stopping() const noexcept = 0;
-  // The next message, nullopt (none yet: the pool asks again) or an error that ends the loop.
+  // One pop of the transport. What it throws ends the loop and is rethrown by `run`.
   virtual Result<std::optional<ReceivedMessage>> pop() = 0;
+  // A transient pop error: report it and wait `backoff` (ended by a stop) before the next pop.
+  virtual void ride_out(const Error& err, std::chrono::milliseconds backoff) = 0;
   virtual void dispatch(ReceivedMessage& msg) noexcept = 0;
 };
 
@@ -46,9 +50,9 @@ class WorkerPool {
  public:
   explicit WorkerPool(PoolSource& source) : source_(source) {}
 
-  // Runs `workers` workers, the calling thread one of them, until `stopping()` or an error from
-  // pop; returns ok or that error once every worker has finished its dispatch. Rethrows what
-  // `pop` threw, likewise.
+  // Runs `workers` workers, the calling thread one of them, until `stopping()` or a
+  // non-transient pop error; returns ok or that error once every worker has finished its
+  // dispatch. Rethrows what `pop` threw, likewise.
   Status run(int workers) {
     std::vector<std::thread> helpers;
     helpers.reserve(static_cast<std::size_t>(workers - 1));
@@ -81,22 +85,31 @@ class WorkerPool {
   void work() noexcept {
     unsigned dispatched = 0;
     while (take_turn()) {
-      std::optional<ReceivedMessage> msg;
-      try {
-        Result<std::optional<ReceivedMessage>> popped = source_.pop();
-        if (!popped.has_value()) {
+      Result<std::optional<ReceivedMessage>> popped = pop();
+      if (!popped.has_value()) {
+        if (thrown_ || !popped.error().is_transient()) {
           error_ = popped.error();
           end_holding_turn();
           return;
         }
-        msg = std::move(*popped);
-      } catch (...) {
-        thrown_ = std::current_exception();
-        end_holding_turn();
-        return;
+        source_.ride_out(popped.error(), backoff_.next());
+        release_turn(false);
+        continue;
       }
+      backoff_.reset();
+      std::optional<ReceivedMessage>& msg = *popped;
       release_turn(msg.has_value());
       if (msg) dispatch(*msg, ++dispatched);
+    }
+  }
+
+  // Built in place: the message is not moved on its way to dispatch.
+  Result<std::optional<ReceivedMessage>> pop() noexcept {
+    try {
+      return source_.pop();
+    } catch (...) {
+      thrown_ = std::current_exception();
+      return Error(ErrorCode::Transport, "babelqueue: the transport's pop threw");
     }
   }
 
@@ -207,7 +220,8 @@ class WorkerPool {
   std::atomic<std::int64_t> dispatch_ns_{kInitialDispatchNs};
   std::mutex park_mu_;
   std::condition_variable park_cv_;
-  int calls_ = 0;  // wake-ups asked for; guarded by park_mu_
+  int calls_ = 0;         // wake-ups asked for; guarded by park_mu_
+  spi::Backoff backoff_;  // used holding the turn
   // Written by the turn holder that ends the pool, read after the join.
   std::optional<Error> error_;
   std::exception_ptr thrown_;

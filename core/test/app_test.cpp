@@ -2350,6 +2350,35 @@ TEST(AppConcurrency, DecisionD4_PoolSharesOneBackoff) {
   EXPECT_EQ(t->acked().size(), 1u);
 }
 
+TEST(AppConcurrency, RT2_AnExceptionOutOfPopIsRethrownByConsume) {
+  // A transport that breaks RT-2 by throwing from pop: consume ends and rethrows it, pooled too.
+  struct ThrowingTransport final : bq::Transport {
+    bq::Status publish(std::string_view, std::string) override { return {}; }
+    bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view,
+                                                       std::chrono::milliseconds) override {
+      throw std::runtime_error("pop exploded");
+    }
+    bq::Status ack(const bq::ReceivedMessage&) override { return {}; }
+    void close() override {}
+  };
+  for (const int n : {1, 3}) {
+    bq::AppOptions o = test_options();
+    o.concurrency = n;
+    bq::App app(std::make_shared<ThrowingTransport>(), o);
+    EXPECT_THROW(
+        {
+          try {
+            (void)app.consume("orders");
+          } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "pop exploded");
+            throw;
+          }
+        },
+        std::runtime_error)
+        << n;
+  }
+}
+
 TEST(AppConcurrency, DecisionD4_NonTransientPopErrorIsReturnedAfterInFlightHandlersSettle) {
   auto t = std::make_shared<TestTransport<>>();
   bq::AppOptions o = test_options();
