@@ -138,7 +138,8 @@ struct DrainResult {
 /// one thread per queue; with `concurrency` N > 1 up to N handlers run at once (N - 1 threads of
 /// the App's own besides the caller). `stop()` may be called from any thread (and from a signal
 /// handler through a flag that calls it); in-flight handlers finish and settle, and `consume`
-/// returns within one poll timeout. Not copyable or movable.
+/// returns within one poll timeout (a parked worker notices within 5 ms). Not copyable or
+/// movable.
 ///
 /// Stop is not an error (C++ decision, issue 8; RT-14/RT-16 return Cancelled): after `stop()`,
 /// `consume`/`run` return an ok Status and `drain` an ok status with the count so far. An error
