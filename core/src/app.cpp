@@ -7,29 +7,21 @@
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/binding/common.hpp>
+#include <babelqueue/spi/backoff.hpp>
 
-#include <algorithm>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
-#include <vector>
+
+#include "worker_pool.hpp"
 
 namespace babelqueue {
 namespace {
 
 using std::chrono::milliseconds;
 
-// RT-14 / decision D-3: transient pop errors are ridden out with 100 ms doubling to 5 s.
-constexpr milliseconds kBackoffStart{100};
-constexpr milliseconds kBackoffCap{5000};
-// RT-6: the DLQ suffix when none was given explicitly.
-constexpr std::string_view kDefaultSuffix = ".dlq";
 // ENV-39: the exception name of the unknown-URN cause.
 constexpr std::string_view kUnknownUrnErrorType = "babelqueue::UnknownUrnError";
 // ENV-43: `error` is non-empty; used when a transport flags poison without a reason.
@@ -64,8 +56,17 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-Error cancelled_error() {
-  return Error(ErrorCode::Cancelled, "babelqueue: stopped by App::stop()");
+// Item 7 of issue 8: the transport's decode when it did one (moved out, it is the App's to
+// consume), else the App's own.
+Result<Envelope, DecodeError> take_decoded(ReceivedMessage& msg) {
+  if (!msg.decoded) return try_decode(msg.body);
+  Result<Envelope, DecodeError> out(std::move(*msg.decoded));
+  msg.decoded.reset();
+  return out;
+}
+
+const char* identityless_note(const Envelope& env) noexcept {
+  return env.urn().empty() ? " (an identity-less body: it names no job URN)" : "";
 }
 
 bool valid_strategy(UnknownUrnStrategy s) noexcept {
@@ -163,23 +164,12 @@ class App::Impl {
     log_to(opt_.logger, level, text);
   }
 
-  // Wakes every interruptible wait (backoff, rewind pause) after App::stop().
-  void wake() noexcept {
-    try {
-      { std::lock_guard<std::mutex> lock(stop_mu_); }
-    } catch (...) {  // std::system_error from a broken mutex: notify anyway
-    }
-    stop_cv_.notify_all();
-  }
-
-  // Sleeps `d` unless stop() comes first; false when stopped.
-  bool sleep_unless_stopped(milliseconds d) {
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    return !stop_cv_.wait_for(lock, d, [this] { return app_.stopping(); });
-  }
+  // Ends every interruptible wait (backoff, rewind pause), now and later: App::stop() is sticky.
+  void wake() noexcept { stop_wait_.interrupt(); }
 
   // RT-30, never throws: one bad message (or a broken hook or transport) never stops a loop.
-  void dispatch(const ReceivedMessage& msg) noexcept {
+  // Takes `msg.decoded` (decode once).
+  void dispatch(ReceivedMessage& msg) noexcept {
     try {
       dispatch_unguarded(msg);
     } catch (const std::exception& e) {
@@ -191,16 +181,15 @@ class App::Impl {
     }
   }
 
-  // RT-14: the consume loop. With concurrency N > 1 pop stays here and up to N dispatches run
-  // at once on a worker pool that never holds more than N popped-but-unfinished messages.
+  // RT-14 with decision D-4: see QueueSource.
   Status consume(const std::string& target);
   // RT-16.
   DrainResult drain(const std::string& target, std::size_t max);
 
  private:
-  class WorkerPool;
+  class QueueSource;
 
-  void dispatch_unguarded(const ReceivedMessage& msg);
+  void dispatch_unguarded(ReceivedMessage& msg);
 
   // ---- sub-routines of RT-32..RT-38 ----
   void ack(const ReceivedMessage& msg);
@@ -218,8 +207,11 @@ class App::Impl {
   void unknown(const ReceivedMessage& msg, Envelope& env, std::string_view urn);
   void identityless(const ReceivedMessage& msg, Envelope& env);
   void poison(const ReceivedMessage& msg, std::string_view error_text);
-  void unsupported(const ReceivedMessage& msg);
+  // `env` is the decoded body, or nullptr when a transport gate rejected it undecoded (route).
+  void unsupported(const ReceivedMessage& msg, const Envelope* env = nullptr);
   void release_or_republish_original(const ReceivedMessage& msg);
+  // Item 12 of issue 8: a drop by configuration (D6, D8, D13, D18, D21) says so, then acks.
+  void drop(const ReceivedMessage& msg, const Envelope* env, std::string_view why);
 
   // RT-8.
   [[nodiscard]] bool dlq_on() const noexcept {
@@ -238,12 +230,12 @@ class App::Impl {
     }
   }
 
-  // Rides out one transient pop error (RT-14): log, hook, interruptible backoff. False if stopped.
-  bool ride_out(const Error& err, milliseconds backoff) {
+  // Rides out one transient pop error (RT-14): log, hook, interruptible backoff.
+  void ride_out(const Error& err, milliseconds backoff) {
     log(LogLevel::Warning, "pop failed (transient), retrying in " +
                                std::to_string(backoff.count()) + " ms: " + err.what());
     call_hook(opt_.on_consume_error, "on_consume_error", err, backoff);
-    return sleep_unless_stopped(backoff);
+    stop_wait_.wait_for(backoff);
   }
 
   App& app_;
@@ -261,13 +253,12 @@ class App::Impl {
   std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
   Handler fallback_;  // handle_any: every URN without a handler of its own
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  spi::InterruptibleWait stop_wait_;
 };
 
 // ---- dispatch (RT-30, RT-31) ----
 
-void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
+void App::Impl::dispatch_unguarded(ReceivedMessage& msg) {
   // A transport gate rejected the version before decoding (RT-40, RT-41): D18..D21.
   if (binding::is_unsupported_route(msg.route)) {
     unsupported(msg);
@@ -281,7 +272,7 @@ void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
                                  msg.queue));
     return;
   }
-  Result<Envelope, DecodeError> decoded = try_decode(msg.body);
+  Result<Envelope, DecodeError> decoded = take_decoded(msg);
   if (!decoded.has_value()) {
     // The RT-39 floor would apply to the EMPTY envelope here; nothing below reads it, because
     // poison is never retried (D13..D16).
@@ -296,7 +287,7 @@ void App::Impl::dispatch_unguarded(const ReceivedMessage& msg) {
   }
   // Body-level schema_version gate (C++ decision, 02-runtime §14 Q2).
   if (env.has_schema_version() && env.meta().schema_version != SCHEMA_VERSION) {
-    unsupported(msg);
+    unsupported(msg, &env);
     return;
   }
   const std::string_view urn = env.urn();
@@ -366,14 +357,20 @@ void App::Impl::retry_or_dlq(const ReceivedMessage& msg, Envelope& env, const Fa
                         cause);
     return;
   }
-  ack(msg);  // D6: drop
+  // D6
+  drop(msg, &env,
+       "attempts exhausted (" + std::to_string(attempts) + " of max_attempts " +
+           std::to_string(opt_.max_attempts) +
+           ") and dead-lettering is off; last error: " + cause.message + identityless_note(env));
 }
 
 // RT-32 unknown: D7..D10.
 void App::Impl::unknown(const ReceivedMessage& msg, Envelope& env, std::string_view urn) {
   switch (opt_.unknown_urn) {
     case UnknownUrnStrategy::Delete:  // D8
-      ack(msg);
+      drop(msg, &env,
+           unknown_urn_cause(urn).message + identityless_note(env) +
+               " and the unknown-URN strategy is delete");
       return;
     case UnknownUrnStrategy::DeadLetter:  // D10: current attempts, no cause
       write_dlq_annotated(msg, env, reason::unknown_urn, env.attempts(), std::nullopt);
@@ -399,7 +396,8 @@ void App::Impl::identityless(const ReceivedMessage& msg, Envelope& env) {
 // RT-32 poison: D13..D16 (decision D-2: never an EMPTY envelope).
 void App::Impl::poison(const ReceivedMessage& msg, std::string_view error_text) {
   if (opt_.unknown_urn == UnknownUrnStrategy::Delete) {  // D13: delete wins
-    ack(msg);
+    drop(msg, nullptr,
+         "undecodable body and the unknown-URN strategy is delete: " + std::string(error_text));
     return;
   }
   if (!dlq_on() && broker_dead_letter_ != nullptr) {  // D15
@@ -411,9 +409,14 @@ void App::Impl::poison(const ReceivedMessage& msg, std::string_view error_text) 
 }
 
 // RT-32 unsupported: D18..D21.
-void App::Impl::unsupported(const ReceivedMessage& msg) {
+void App::Impl::unsupported(const ReceivedMessage& msg, const Envelope* env) {
+  const auto version = [&] {
+    return env != nullptr
+               ? "unsupported meta.schema_version " + std::to_string(env->meta().schema_version)
+               : "unsupported schema version (route " + quoted(msg.route) + ")";
+  };
   if (opt_.unknown_urn == UnknownUrnStrategy::Delete) {  // D18
-    ack(msg);
+    drop(msg, env, version() + " and the unknown-URN strategy is delete");
     return;
   }
   if (dlq_on()) {  // D19: the original bytes, no dead_letter block
@@ -424,7 +427,9 @@ void App::Impl::unsupported(const ReceivedMessage& msg) {
     hand_to_broker(msg, "unsupported_schema_version");
     return;
   }
-  ack(msg);  // D21: drop
+  // D21
+  drop(msg, env,
+       version() + ", dead-lettering is off and the transport has no broker dead-letter mechanism");
 }
 
 // RT-32 release_or_republish_original: D9.
@@ -473,7 +478,7 @@ void App::Impl::hand_back(const ReceivedMessage& msg) {
     log(LogLevel::Error,
         "rewind of a message from queue " + quoted(msg.queue) + " failed: " + st.error().what());
   }
-  sleep_unless_stopped(opt_.rewind_pause);
+  stop_wait_.wait_for(opt_.rewind_pause);
 }
 
 // RT-36.
@@ -528,6 +533,16 @@ void App::Impl::hand_to_broker(const ReceivedMessage& msg, std::string_view why)
   call_hook(opt_.on_dead_letter_error, "on_dead_letter_error", msg, st.error());
 }
 
+void App::Impl::drop(const ReceivedMessage& msg, const Envelope* env, std::string_view why) {
+  std::string text = "dropped a message from queue " + quoted(msg.queue);
+  if (env != nullptr && !env->meta().id.empty())
+    text += " (meta.id " + quoted(env->meta().id) + ")";
+  text += ": ";
+  text += why;
+  log(LogLevel::Warning, text);
+  ack(msg);
+}
+
 // RT-38: a failed ack is only reported.
 void App::Impl::ack(const ReceivedMessage& msg) {
   const Status st = transport_.ack(msg);
@@ -539,117 +554,34 @@ void App::Impl::ack(const ReceivedMessage& msg) {
 
 // ---- consume / drain (RT-14, RT-16) ----
 
-// The bounded worker pool of decision D-4. Destruction waits for every submitted message to be
-// dispatched, then joins the workers.
-class App::Impl::WorkerPool {
+// RT-14 for one consume call: what the worker pool (decision D-4, worker_pool.hpp) pops and
+// dispatches. The pool rides out transient pop errors holding the pop turn, so the loop has one
+// backoff whichever worker meets them.
+class App::Impl::QueueSource final : public detail::PoolSource {
  public:
-  WorkerPool(Impl& impl, int workers) : impl_(impl), limit_(static_cast<std::size_t>(workers)) {
-    threads_.reserve(limit_);
-    try {
-      for (std::size_t i = 0; i < limit_; ++i)
-        threads_.emplace_back([this] { run(); });
-    } catch (...) {
-      finish();
-      throw;
-    }
-  }
-  ~WorkerPool() { finish(); }
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
+  QueueSource(Impl& impl, const std::string& target) : impl_(impl), target_(target) {}
 
-  // Blocks until fewer than N messages are popped-but-unfinished.
-  void wait_for_slot() {
-    std::unique_lock<std::mutex> lock(mu_);
-    slot_cv_.wait(lock, [this] { return in_flight_ < limit_; });
+  [[nodiscard]] bool stopping() const noexcept override { return impl_.app_.stopping(); }
+  Result<std::optional<ReceivedMessage>> pop() override {
+    return impl_.transport_.pop(target_, impl_.opt_.poll_timeout);
   }
-
-  void submit(ReceivedMessage&& msg) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++in_flight_;
-      queue_.push_back(std::move(msg));
-    }
-    work_cv_.notify_one();
-  }
+  void ride_out(const Error& err, milliseconds backoff) override { impl_.ride_out(err, backoff); }
+  void dispatch(ReceivedMessage& msg) noexcept override { impl_.dispatch(msg); }
 
  private:
-  void run() noexcept {
-    for (;;) {
-      std::optional<ReceivedMessage> msg;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // done and nothing left
-        msg.emplace(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      impl_.dispatch(*msg);
-      msg.reset();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        --in_flight_;
-      }
-      slot_cv_.notify_one();
-    }
-  }
-
-  void finish() noexcept {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
   Impl& impl_;
-  const std::size_t limit_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable slot_cv_;
-  std::deque<ReceivedMessage> queue_;
-  std::size_t in_flight_ = 0;
-  bool done_ = false;
-  std::vector<std::thread> threads_;
+  const std::string& target_;
 };
 
 Status App::Impl::consume(const std::string& target) {
-  std::optional<WorkerPool> pool;
-  if (opt_.concurrency > 1) pool.emplace(*this, opt_.concurrency);
-  milliseconds backoff = kBackoffStart;
-  for (;;) {
-    if (pool) pool->wait_for_slot();
-    if (app_.stopping()) break;
-    Result<std::optional<ReceivedMessage>> popped = transport_.pop(target, opt_.poll_timeout);
-    if (!popped.has_value()) {
-      const Error& err = popped.error();
-      if (!err.is_transient()) return Status(err);  // the pool (if any) settles first
-      if (!ride_out(err, backoff)) break;
-      backoff = std::min(backoff * 2, kBackoffCap);
-      continue;
-    }
-    backoff = kBackoffStart;  // a successful pop resets the backoff
-    std::optional<ReceivedMessage>& msg = *popped;
-    if (!msg) continue;
-    if (pool) {
-      pool->submit(std::move(*msg));
-    } else {
-      dispatch(*msg);
-    }
-  }
-  pool.reset();  // in-flight handlers finish and settle before consume returns
-  return Status(cancelled_error());
+  QueueSource source(*this, target);
+  return detail::WorkerPool(source).run(opt_.concurrency);
 }
 
 DrainResult App::Impl::drain(const std::string& target, std::size_t max) {
   DrainResult out;
   while (max == 0 || out.count < max) {
-    if (app_.stopping()) {
-      out.status = Status(cancelled_error());
-      return out;
-    }
+    if (app_.stopping()) return out;
     // The poll timeout, as in Go: "none" means nothing arrived within it, which is also right for
     // brokers whose zero-wait receive may miss available messages (SQS short polling).
     Result<std::optional<ReceivedMessage>> popped = transport_.pop(target, opt_.poll_timeout);
@@ -749,9 +681,7 @@ std::string App::dead_letter_queue_for(std::string_view queue) const {
     return naming->dead_letter_name(
         queue, suffix ? std::optional<std::string_view>(*suffix) : std::nullopt);
   }
-  std::string name(queue);
-  name += suffix ? std::string_view(*suffix) : kDefaultSuffix;
-  return name;
+  return suffix ? std::string(queue) + *suffix : default_dead_letter_name(queue);
 }
 
 }  // namespace babelqueue

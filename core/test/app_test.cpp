@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,17 @@ class LogCapture {
     for (const auto& l : lines_)
       n += l.first == level ? 1 : 0;
     return n;
+  }
+  std::vector<std::string> lines(bq::LogLevel level) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& l : lines_)
+      if (l.first == level) out.push_back(l.second);
+    return out;
+  }
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_.size();
   }
 
  private:
@@ -413,7 +425,7 @@ TEST(AppRuntime, RTT1_PublishConsumeAcksAndEmpties) {
   app.publish_with_headers(kUrn, bq::Json::object({{"order_id", 1042}}), headers, po);
   EXPECT_EQ(t->size("orders"), 1u);
   const bq::Status st = app.consume("orders");
-  EXPECT_TRUE(st.is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(st.ok());
   EXPECT_EQ(order_id, 1042);
   EXPECT_EQ(trace, "7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b");
   EXPECT_EQ(seen_headers, headers);
@@ -576,13 +588,32 @@ TEST(AppRuntime, RTT5_ConsumeStopsOnCancellation) {
   ASSERT_TRUE(wait_until([&] { return t->blocked_pops("orders") > 0; }));
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   EXPECT_TRUE(app.stopping());
-  // Sticky: a later consume or drain returns Cancelled at once.
-  EXPECT_TRUE(app.consume("orders").is(bq::ErrorCode::Cancelled));
+  // Sticky: a later consume or drain returns ok at once, without popping.
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  EXPECT_TRUE(app.consume("orders").ok());
   const bq::DrainResult r = app.drain("orders");
   EXPECT_EQ(r.count, 0u);
-  EXPECT_TRUE(r.status.is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(t->size("orders"), 1u);
+}
+
+TEST(AppRuntime, Issue8_DrainStoppedMidwayIsOkWithTheCountSoFar) {
+  auto t = std::make_shared<TestTransport<>>();
+  bq::App app(t, test_options());
+  int calls = 0;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    if (++calls == 2) app.stop();
+    return ok_status();
+  });
+  for (int i = 0; i < 5; ++i)
+    t->enqueue("orders", body_for(kUrn));
+  const bq::DrainResult r = app.drain("orders");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(r.count, 2u);
+  EXPECT_EQ(t->acked().size(), 2u);  // the stopping handler's message still settled
+  EXPECT_EQ(t->size("orders"), 3u);
 }
 
 TEST(AppRuntime, RTT5_RunProcessesThenStops) {
@@ -602,7 +633,7 @@ TEST(AppRuntime, RTT5_RunProcessesThenStops) {
   ASSERT_TRUE(wait_until([&] { return calls.load() == 3; }));
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   EXPECT_EQ(calls.load(), 3);
   EXPECT_EQ(t->size("jobs"), 0u);
 }
@@ -1190,7 +1221,7 @@ TEST(AppRuntime, RTT16_TransientPopErrorsAreRiddenOutWithBackoff) {
   const auto started = std::chrono::steady_clock::now();
   const bq::Status st = app.consume("orders");
   const auto elapsed = std::chrono::steady_clock::now() - started;
-  EXPECT_TRUE(st.is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(st.ok());
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{100ms, 200ms, 100ms}));
   EXPECT_EQ(codes, std::vector<bq::ErrorCode>(3, bq::ErrorCode::Transport));
@@ -1242,7 +1273,7 @@ TEST(AppConsume, RT14_StopInterruptsTheBackoff) {
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
   EXPECT_LT(std::chrono::steady_clock::now() - stop_at, 700ms);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
 }
 
 TEST(AppConsume, RT16_DrainCountsStopsAtMaxAndReportsErrors) {
@@ -1435,7 +1466,7 @@ TEST(AppHandlerErrors, RT12_NonStdThrowNeverStopsTheWorker) {
   ASSERT_TRUE(t->publish("orders", body_for("urn:good")).ok());
   auto fut = std::async(std::launch::async, [&] { return app.consume("orders"); });
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   EXPECT_EQ(thrown.load(), 1);
   EXPECT_EQ(good.load(), 1);
   const auto dlq = t->peek_all("orders.dlq");
@@ -1783,6 +1814,220 @@ TEST(AppDecisionTable, D22_PoisonDlqWriteFailureWithoutRewinderStaysReserved) {
 }
 
 // =============================================================================================
+// Decode once (issue 8 item 7): the App takes ReceivedMessage::decoded instead of decoding again
+// =============================================================================================
+
+namespace {
+// A transport that decodes on pop, as Redis does to classify poison, and hands the App its
+// result: here deliberately the envelope `decoded_body`, not the body, so a test can tell which
+// of the two the App dispatched.
+class PreDecodingTransport final : public bq::Transport {
+ public:
+  explicit PreDecodingTransport(std::string decoded_body)
+      : decoded_body_(std::move(decoded_body)) {}
+  bq::Status publish(std::string_view queue, std::string body) override {
+    return inner_.publish(queue, std::move(body));
+  }
+  bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view queue,
+                                                     std::chrono::milliseconds timeout) override {
+    auto popped = inner_.pop(queue, timeout);
+    if (popped.has_value() && *popped) (*popped)->decoded = bq::decode(decoded_body_);
+    return popped;
+  }
+  bq::Status ack(const bq::ReceivedMessage& msg) override { return inner_.ack(msg); }
+  void close() override { inner_.close(); }
+
+ private:
+  bq::InMemoryTransport inner_;
+  std::string decoded_body_;
+};
+}  // namespace
+
+TEST(AppDecodeOnce, Issue8_DispatchUsesTheTransportsDecodedEnvelope) {
+  const std::string decoded = body_for("urn:babel:orders:decoded");
+  auto t = std::make_shared<PreDecodingTransport>(decoded);
+  bq::App app(t, test_options());
+  std::vector<std::string> seen;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    seen.emplace_back("body");
+    return ok_status();
+  });
+  app.handle("urn:babel:orders:decoded", [&](bq::Context&, const bq::Envelope& env) {
+    seen.emplace_back(env.meta().id);
+    return ok_status();
+  });
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  // Not even JSON: decoding the body would make it poison; the App must not look at it.
+  ASSERT_TRUE(t->publish("orders", "not json").ok());
+  EXPECT_EQ(app.drain("orders").count, 2u);
+  const std::string id(bq::decode(decoded).meta().id);
+  EXPECT_EQ(seen, (std::vector<std::string>{id, id}));
+}
+
+TEST(AppDecodeOnce, Issue8_PublicDispatchUsesDecodedToo) {
+  auto t = std::make_shared<TestTransport<>>();
+  bq::App app(t, test_options());
+  std::string urn_seen;
+  app.handle_any([&](bq::Context&, const bq::Envelope& env) {
+    urn_seen = env.urn();
+    return ok_status();
+  });
+  bq::ReceivedMessage msg;
+  msg.queue = "orders";
+  msg.body = body_for(kUrn);
+  msg.decoded = bq::decode(body_for("urn:babel:orders:decoded"));
+  app.dispatch(std::move(msg));
+  EXPECT_EQ(urn_seen, "urn:babel:orders:decoded");
+}
+
+// =============================================================================================
+// Nothing leaves without a word (issue 8 item 12): one Warning per drop by configuration
+// =============================================================================================
+
+namespace {
+// Drains one delivery from "orders" with `o` (its handler for kUrn fails) and returns the
+// warnings; the delivery must have been acked (dropped) exactly once, nothing else logged.
+std::vector<std::string> drop_warnings(bq::AppOptions o, const Delivery& d) {
+  auto t = std::make_shared<TestTransport<>>();
+  LogCapture log;
+  o.logger = log.sink();
+  bq::App app(t, o);
+  app.handle(kUrn, [](bq::Context&, const bq::Envelope&) { return boom(); });
+  t->enqueue("orders", d);
+  app.drain("orders").status.throw_if_error();
+  EXPECT_EQ(t->acked().size(), 1u) << d.body;
+  EXPECT_TRUE(t->published().empty()) << d.body;
+  EXPECT_EQ(log.size(), log.count(bq::LogLevel::Warning)) << d.body;
+  return log.lines(bq::LogLevel::Warning);
+}
+
+// The one warning of a message dropped from "orders" (`body` gives the meta.id, if any).
+std::vector<std::string> said(std::string_view why, std::string_view body = {}) {
+  std::string line = "dropped a message from queue \"orders\"";
+  if (!body.empty()) line += " (meta.id \"" + std::string(bq::decode(body).meta().id) + "\")";
+  line += ": ";
+  line += why;
+  return {line};
+}
+
+Delivery delivery(std::string body, std::string route = {}) {
+  Delivery d;
+  d.body = std::move(body);
+  d.route = std::move(route);
+  return d;
+}
+
+std::string version_two_body() {
+  std::string body = body_for(kUrn);
+  const std::size_t at = body.find("\"schema_version\":1");
+  body.replace(at, 18, "\"schema_version\":2");
+  return body;
+}
+
+constexpr std::string_view kRoute = "babelqueue:unsupported-schema-version:2";
+const std::string kRouteVersion =
+    "unsupported schema version (route \"" + std::string(kRoute) + "\")";
+constexpr std::string_view kDelete = " and the unknown-URN strategy is delete";
+constexpr std::string_view kNoBrokerDlq =
+    ", dead-lettering is off and the transport has no broker dead-letter mechanism";
+constexpr std::string_view kIdentityless = " (an identity-less body: it names no job URN)";
+}  // namespace
+
+TEST(AppDropWarnings, D6_ExhaustedWithDeadLetteringOff) {
+  bq::AppOptions o = test_options();
+  o.max_attempts = 1;
+  const std::string body = body_for(kUrn);
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("attempts exhausted (1 of max_attempts 1) and dead-lettering is off; last "
+                 "error: boom",
+                 body));
+}
+
+TEST(AppDropWarnings, D6_ExhaustedIdentitylessBodyIsRetriedThenDroppedWithOneWarning) {
+  // An identity-less body with a meta: retried to max_attempts, then dropped, said once.
+  const std::string identityless =
+      R"({"trace_id":"t","data":{},"meta":{"id":"m-1","schema_version":1}})";
+  // {"data":{}} has no meta: its retry carries meta.schema_version 0, which the body-level gate
+  // rejects on the next delivery (Q2), and that drop is said once too.
+  const std::string metaless = R"({"data":{}})";
+  const auto d6 = said(
+      "attempts exhausted (3 of max_attempts 3) and dead-lettering is off; "
+      "last error: no handler for urn \"\"" +
+          std::string(kIdentityless),
+      identityless);
+  const auto d21 = said("unsupported meta.schema_version 0" + std::string(kNoBrokerDlq));
+  for (const auto& [body, deliveries, warning] :
+       {std::tuple{identityless, 3u, d6}, std::tuple{metaless, 2u, d21}}) {
+    auto t = std::make_shared<TestTransport<>>();
+    bq::AppOptions o = test_options();
+    LogCapture log;
+    o.logger = log.sink();
+    bq::App app(t, o);
+    t->enqueue("orders", body);
+    EXPECT_EQ(app.drain("orders").count, deliveries) << body;
+    EXPECT_EQ(t->size("orders"), 0u);
+    EXPECT_EQ(t->published().size(), deliveries - 1) << body;  // the retries
+    EXPECT_EQ(log.size(), 1u) << body;
+    EXPECT_EQ(log.lines(bq::LogLevel::Warning), warning);
+  }
+}
+
+TEST(AppDropWarnings, D8_UnknownUrnWithDelete) {
+  bq::AppOptions o = test_options();
+  o.unknown_urn = bq::UnknownUrnStrategy::Delete;
+  const std::string body = body_for("urn:babel:nobody");
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("no handler for urn \"urn:babel:nobody\"" + std::string(kDelete), body));
+  // D12 -> D8: an identity-less body says so.
+  EXPECT_EQ(drop_warnings(o, delivery(R"({"trace_id":"t","data":{}})")),
+            said("no handler for urn \"\"" + std::string(kIdentityless) + std::string(kDelete)));
+}
+
+TEST(AppDropWarnings, D13_PoisonWithDelete) {
+  bq::AppOptions o = test_options();
+  o.unknown_urn = bq::UnknownUrnStrategy::Delete;
+  EXPECT_EQ(drop_warnings(o, delivery("not json")),
+            said("undecodable body" + std::string(kDelete) + ": " + decode_error_of("not json")));
+}
+
+// Both kinds of version rejection, the transport gate's route and the body-level check.
+void expect_version_drops(const bq::AppOptions& o, std::string_view why) {
+  EXPECT_EQ(drop_warnings(o, delivery(body_for(kUrn), std::string(kRoute))),
+            said(kRouteVersion + std::string(why)));
+  const std::string body = version_two_body();
+  EXPECT_EQ(drop_warnings(o, delivery(body)),
+            said("unsupported meta.schema_version 2" + std::string(why), body));
+}
+
+TEST(AppDropWarnings, D18_GateRejectedWithDelete) {
+  bq::AppOptions o = test_options();
+  o.unknown_urn = bq::UnknownUrnStrategy::Delete;
+  expect_version_drops(o, kDelete);
+}
+
+TEST(AppDropWarnings, D21_GateRejectedDeadLetteringOffNoBrokerDeadLetter) {
+  expect_version_drops(test_options(), kNoBrokerDlq);
+}
+
+TEST(AppDropWarnings, OnlyDropsWarn) {
+  // D1 (handled), a retry and D5 (dead-lettered) settle their messages without a word.
+  auto t = std::make_shared<TestTransport<>>();
+  bq::AppOptions o = test_options();
+  o.dead_letter = true;
+  o.max_attempts = 2;
+  LogCapture log;
+  o.logger = log.sink();
+  bq::App app(t, o);
+  app.handle("urn:ok", [](bq::Context&, const bq::Envelope&) { return ok_status(); });
+  app.handle(kUrn, [](bq::Context&, const bq::Envelope&) { return boom(); });
+  t->enqueue("orders", body_for("urn:ok"));
+  t->enqueue("orders", body_for(kUrn));
+  EXPECT_EQ(app.drain("orders").count, 3u);
+  EXPECT_EQ(t->size("orders.dlq"), 1u);
+  EXPECT_EQ(log.size(), 0u);
+}
+
+// =============================================================================================
 // Worker pool and stop (decision D-4)
 // =============================================================================================
 
@@ -1860,7 +2105,7 @@ TEST(AppConcurrency, DecisionD4_FourHandlersRunAtOnceAndNoMoreArePopped) {
   ASSERT_TRUE(wait_until([&] { return done.load() == 10; }));
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   EXPECT_EQ(gate.max_inside(), 4);  // never more than N
   EXPECT_EQ(t->size("orders"), 0u);
 }
@@ -1892,7 +2137,7 @@ TEST(AppConcurrency, DecisionD4_GracefulStopLetsInFlightHandlersFinishAndSettle)
     EXPECT_TRUE(t->acked().empty());
     gate.open();
     ASSERT_EQ(fut.wait_for(10s), std::future_status::ready) << n;
-    EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+    EXPECT_TRUE(fut.get().ok());
     // Settled before consume returned: every in-flight message acked, nothing more popped.
     EXPECT_EQ(t->acked().size(), static_cast<std::size_t>(n)) << n;
     EXPECT_EQ(t->size("orders"), 2u) << n;
@@ -1914,7 +2159,7 @@ TEST(AppConcurrency, DecisionD4_StopInterruptsTheRewindPause) {
   ASSERT_TRUE(wait_until([&] { return !t->rewound().empty(); }));
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   EXPECT_EQ(t->rewound().size(), 1u);
 }
 
@@ -1943,8 +2188,223 @@ TEST(AppConcurrency, DecisionD4_PooledConsumeDeliversEverythingOnce) {
   }));
   app.stop();
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(fut.get().is(bq::ErrorCode::Cancelled));
+  EXPECT_TRUE(fut.get().ok());
   std::sort(ids.begin(), ids.end());
   std::sort(published.begin(), published.end());
   EXPECT_EQ(ids, published);
+}
+
+namespace {
+// Watches the pool from the transport's side: pops running at once (the contract allows one per
+// queue), and messages popped and not yet settled (every handler in these tests succeeds, so an
+// ack settles).
+class CountingTransport final : public bq::Transport {
+ public:
+  bq::Status publish(std::string_view queue, std::string body) override {
+    return inner_.publish(queue, std::move(body));
+  }
+  struct Counts {
+    int popping = 0;
+    int max_popping = 0;
+    int in_flight = 0;
+    int max_in_flight = 0;
+  };
+
+  bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view queue,
+                                                     std::chrono::milliseconds timeout) override {
+    bump(&Counts::popping, &Counts::max_popping, 1);
+    auto popped = inner_.pop(queue, timeout);
+    bump(&Counts::popping, &Counts::max_popping, -1);
+    if (popped.has_value() && *popped) bump(&Counts::in_flight, &Counts::max_in_flight, 1);
+    return popped;
+  }
+  bq::Status ack(const bq::ReceivedMessage& msg) override {
+    bump(&Counts::in_flight, &Counts::max_in_flight, -1);
+    return inner_.ack(msg);
+  }
+  void close() override { inner_.close(); }
+
+  Counts counts() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_;
+  }
+  std::size_t size(std::string_view queue) const { return inner_.size(queue); }
+
+ private:
+  void bump(int Counts::*value, int Counts::*max, int by) {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_.*value += by;
+    counts_.*max = std::max(counts_.*max, counts_.*value);
+  }
+
+  bq::InMemoryTransport inner_;
+  mutable std::mutex mu_;
+  Counts counts_;
+};
+}  // namespace
+
+TEST(AppConcurrency, DecisionD4_SlowHandlersRunFourAtOnceNeverMoreInFlightOnePopAtATime) {
+  constexpr int kWorkers = 4;
+  constexpr int kMessages = 40;
+  auto t = std::make_shared<CountingTransport>();
+  bq::AppOptions o = test_options();
+  o.concurrency = kWorkers;
+  bq::App app(t, o);
+  StopOnExit guard{app};
+  std::mutex mu;
+  std::condition_variable cv;
+  int first_wave = 0;  // the first four handlers wait for each other: four run at once
+  int inside = 0;
+  int max_inside = 0;
+  int done = 0;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      max_inside = std::max(max_inside, ++inside);
+      if (first_wave < kWorkers) {
+        ++first_wave;
+        cv.notify_all();
+        cv.wait_for(lock, 10s, [&] { return first_wave == kWorkers; });
+      }
+    }
+    std::this_thread::sleep_for(1ms);  // slow-ish: the others keep popping meanwhile
+    std::lock_guard<std::mutex> lock(mu);
+    --inside;
+    if (++done == kMessages) app.stop();
+    return ok_status();
+  });
+  for (int i = 0; i < kMessages; ++i)
+    ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  const bq::Status st = app.consume("orders");  // the last handler stops it
+  EXPECT_TRUE(st.ok());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(done, kMessages);
+  EXPECT_EQ(max_inside, kWorkers);
+  const CountingTransport::Counts counts = t->counts();
+  EXPECT_EQ(counts.max_in_flight, kWorkers);
+  EXPECT_EQ(counts.max_popping, 1);
+  EXPECT_EQ(counts.in_flight, 0);  // all settled before consume returned
+  EXPECT_EQ(t->size("orders"), 0u);
+}
+
+TEST(AppConcurrency, DecisionD4_ALongHandlerAmongShortOnesDoesNotHoldUpTheQueue) {
+  // After many short handlers one worker pops alone (a second one would cost more than it
+  // gives); when that worker then runs a long handler, a parked one notices that nothing is
+  // popped any more and takes over the queue.
+  auto t = std::make_shared<bq::InMemoryTransport>();
+  bq::AppOptions o = test_options();
+  o.concurrency = 2;
+  bq::App app(t, o);
+  StopOnExit guard{app};
+  std::mutex mu;
+  std::condition_variable cv;
+  int short_done = 0;
+  bool overtaken = false;
+  app.handle("urn:short", [&](bq::Context&, const bq::Envelope&) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++short_done;
+    cv.notify_all();
+    return ok_status();
+  });
+  constexpr int kShort = 500;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    std::unique_lock<std::mutex> lock(mu);
+    // Blocks until the short message published after this one was handled elsewhere.
+    overtaken = cv.wait_for(lock, 10s, [&] { return short_done > kShort; });
+    app.stop();
+    return ok_status();
+  });
+  for (int i = 0; i < kShort; ++i)
+    ASSERT_TRUE(t->publish("orders", body_for("urn:short")).ok());
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  ASSERT_TRUE(t->publish("orders", body_for("urn:short")).ok());
+  EXPECT_TRUE(app.consume("orders").ok());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(overtaken);
+  EXPECT_EQ(short_done, kShort + 1);
+}
+
+TEST(AppConcurrency, DecisionD4_PoolSharesOneBackoff) {
+  // The worker that hits a transient error keeps the pop turn while it waits, so the next
+  // error, on whichever worker, doubles the wait instead of starting again at 100 ms.
+  auto t = std::make_shared<TestTransport<>>();
+  t->fail_pop_transient(2);
+  t->enqueue("orders", body_for(kUrn));
+  bq::AppOptions o = test_options();
+  o.concurrency = 3;
+  std::mutex mu;
+  std::vector<std::chrono::milliseconds> waits;
+  o.on_consume_error = [&](const bq::Error&, std::chrono::milliseconds backoff) {
+    std::lock_guard<std::mutex> lock(mu);
+    waits.push_back(backoff);
+  };
+  bq::App app(t, o);
+  StopOnExit guard{app};
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    app.stop();
+    return ok_status();
+  });
+  EXPECT_TRUE(app.consume("orders").ok());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{100ms, 200ms}));
+  EXPECT_EQ(t->acked().size(), 1u);
+}
+
+TEST(AppConcurrency, RT2_AnExceptionOutOfPopIsRethrownByConsume) {
+  // A transport that breaks RT-2 by throwing from pop: consume ends and rethrows it, pooled too.
+  struct ThrowingTransport final : bq::Transport {
+    bq::Status publish(std::string_view, std::string) override { return {}; }
+    bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view,
+                                                       std::chrono::milliseconds) override {
+      throw std::runtime_error("pop exploded");
+    }
+    bq::Status ack(const bq::ReceivedMessage&) override { return {}; }
+    void close() override {}
+  };
+  for (const int n : {1, 3}) {
+    bq::AppOptions o = test_options();
+    o.concurrency = n;
+    bq::App app(std::make_shared<ThrowingTransport>(), o);
+    EXPECT_THROW(
+        {
+          try {
+            (void)app.consume("orders");
+          } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "pop exploded");
+            throw;
+          }
+        },
+        std::runtime_error)
+        << n;
+  }
+}
+
+TEST(AppConcurrency, DecisionD4_NonTransientPopErrorIsReturnedAfterInFlightHandlersSettle) {
+  auto t = std::make_shared<TestTransport<>>();
+  bq::AppOptions o = test_options();
+  o.concurrency = 3;
+  bq::App app(t, o);
+  StopOnExit guard{app};
+  Gate gate;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    gate.arrive();
+    gate.wait_open();
+    gate.leave();
+    return ok_status();
+  });
+  t->enqueue("orders", body_for(kUrn));
+  t->enqueue("orders", body_for(kUrn));
+  auto fut = std::async(std::launch::async, [&] { return app.consume("orders"); });
+  ASSERT_TRUE(gate.wait_inside(2));
+  t->fail_pop_config();  // the third worker's next pop ends the loop
+  EXPECT_NE(fut.wait_for(50ms), std::future_status::ready);  // the two handlers still run
+  EXPECT_TRUE(t->acked().empty());
+  gate.open();
+  ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+  const bq::Status st = fut.get();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), bq::ErrorCode::Config);
+  EXPECT_EQ(t->acked().size(), 2u);
+  EXPECT_EQ(t->reserved(), 0u);
+  EXPECT_FALSE(app.stopping());
 }

@@ -92,7 +92,14 @@ struct AppOptions {
   std::chrono::milliseconds unknown_urn_release_delay{0};
   /// Wait after a Rewind so the broker does not hot-loop.
   std::chrono::milliseconds rewind_pause{1000};
-  /// Handlers run at once by one consume loop (decision D-4); < 1 is a ConfigError.
+  /// Workers of one consume loop (decision D-4); < 1 is a ConfigError. The calling thread is one
+  /// of them; they take turns to pop (never two pops at once) and each dispatches what it popped,
+  /// so up to N handlers run at once and at most N messages are popped-but-unfinished. The pool
+  /// pays for itself: while handlers are short (a few microseconds) one worker pops and the
+  /// others stay parked, since handing the pop turn between cores would cost more than it gives;
+  /// longer handlers bring the others in, and a parked worker takes over within milliseconds
+  /// when the active ones are all busy in long handlers. `drain` always dispatches on the
+  /// calling thread, one message at a time.
   int concurrency = 1;
   /// Observe a failed ack (the message is not retried).
   std::function<void(const ReceivedMessage&, const Error&)> on_ack_error = {};
@@ -114,7 +121,7 @@ struct PublishOptions {
   std::string_view trace_id = {};
 };
 
-/// What `drain` did: the number of dispatched messages and how it ended.
+/// What `drain` did: the number of dispatched messages and how it ended (ok also after `stop()`).
 struct DrainResult {
   std::size_t count = 0;
   Status status;
@@ -124,10 +131,21 @@ struct DrainResult {
 ///
 /// Thread-safety: register handlers with `handle()` before consuming (registration is not
 /// synchronised with dispatch). `publish*` are safe from any thread. Call `consume`/`drain` from
-/// one thread per queue; with `concurrency` N > 1 up to N handlers run at once on a worker pool.
-/// `stop()` may be called from any thread (and from a signal handler through a flag that calls
-/// it); in-flight handlers finish and settle, and `consume` returns within one poll timeout.
-/// Not copyable or movable.
+/// one thread per queue; with `concurrency` N > 1 up to N handlers run at once (N - 1 threads of
+/// the App's own besides the caller). `stop()` may be called from any thread (and from a signal
+/// handler through a flag that calls it); in-flight handlers finish and settle, and `consume`
+/// returns within one poll timeout (a parked worker notices within 5 ms). Not copyable or
+/// movable.
+///
+/// Stop is not an error (C++ decision, issue 8; RT-14/RT-16 return Cancelled): after `stop()`,
+/// `consume`/`run` return an ok Status and `drain` an ok status with the count so far. An error
+/// Status always means the loop could not go on (a non-transient pop error such as ConfigError,
+/// or Closed after the transport was closed).
+///
+/// Logging: nothing on the happy path. Every message dropped by configuration (decision rows D6,
+/// D8, D13, D18, D21 of RT-31) logs exactly one Warning
+/// `dropped a message from queue "<q>" (meta.id "<id>"): <why>` (the meta.id part only when the
+/// body was decoded and has one), then is acknowledged.
 class BABELQUEUE_EXPORT App {
  public:
   /// @throws ConfigError for invalid options (concurrency < 1, a null transport).
@@ -166,13 +184,17 @@ class BABELQUEUE_EXPORT App {
                                    const PublishOptions& options = {});
 
   /// Consumes `queue` (default queue when empty) until `stop()`; rides out transient pop errors
-  /// with backoff (D-3). Returns ErrorCode::Cancelled after stop, or a non-transient pop error.
+  /// with backoff (D-3: 100 ms doubling to 5 s, `stop()` ends the wait). Returns ok after
+  /// `stop()`, or the first non-transient pop error once every in-flight handler has settled.
+  /// Rethrows an exception that escaped the transport's `pop` (which breaks RT-2), likewise.
   Status consume(std::string_view queue = {});
   /// `consume()` on the default queue (RT-15).
   Status run() { return consume(); }
-  /// Processes up to `max` messages (0 = unlimited) or until `pop` returns none (RT-16).
+  /// Processes up to `max` messages (0 = unlimited) or until `pop` returns none or `stop()`
+  /// (RT-16); a pop error ends it with that error and the count so far.
   DrainResult drain(std::string_view queue = {}, std::size_t max = 0);
   /// Dispatches one already-reserved delivery (RT-30); for custom consume loops and tests.
+  /// Uses `msg.decoded` when set instead of decoding `msg.body` again.
   void dispatch(ReceivedMessage msg);
 
   /// Asks every consume/drain loop to return; safe from any thread. Sticky.

@@ -27,7 +27,7 @@ enum class ErrorCode {
   Randomness = 10,         ///< the CSPRNG failed
   InvalidPayload = 11,     ///< payload schema validation failed (HLP-13)
   Usage = 12,              ///< an API was called in a way it does not allow
-  Cancelled = 13,          ///< consume/drain stopped by App::stop()
+  Cancelled = 13,          ///< not returned by App::consume/drain: stop() makes them return ok
   UnknownUrn = 14,         ///< no handler for the URN (the cause of an unknown_urn dead letter)
   Handler = 15,            ///< a handler reported failure through its Status
 };

@@ -87,8 +87,10 @@ struct ReceivedMessage {
 /// The core transport interface (RT-2).
 ///
 /// Thread-safety (the contract every implementation states): `publish` is safe from any thread;
-/// `pop` runs on one consumer thread per queue; `ack` and the capability methods may be called
-/// from the App's worker threads; `close` is idempotent and safe from any thread.
+/// `pop` is called for a queue by one thread at a time, not always the same one (the App's
+/// workers take turns, each pop happening-after the previous one), so it keeps no thread-local
+/// state; `ack` and the capability methods may be called from the App's worker threads; `close`
+/// is idempotent and safe from any thread.
 class BABELQUEUE_EXPORT Transport {
  public:
   virtual ~Transport() = default;

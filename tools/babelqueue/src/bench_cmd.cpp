@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -173,77 +174,122 @@ int run_bench_codec(const BenchArgs& a) {
 }
 
 struct AppBenchArgs {
-  int workers = 1;
+  std::vector<int> workers{1};
   long messages = 1'000'000;
+  int cpu_work = 0;
   bool json = false;
 };
 
-// In-memory publish and consume throughput of the App: publish = make + encode + transport
-// publish; consume = pop + decode + dispatch to a no-op handler + ack.
-int run_bench_app(const AppBenchArgs& a) {
+// The CPU-bound handler's fixed work: `rounds` steps of a 64-bit mix (splitmix64) seeded by the
+// message, so the result depends on every step and cannot be folded away.
+std::uint64_t cpu_work(std::uint64_t seed, int rounds) noexcept {
+  std::uint64_t x = seed;
+  for (int i = 0; i < rounds; ++i) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+  }
+  return x;
+}
+
+struct AppRun {
+  int workers = 0;
+  double publish_rate = 0;
+  double consume_rate = 0;
+  // Process CPU time (every thread) per consumed message: what the pool costs, whatever else
+  // runs on the machine.
+  double consume_cpu_ns = 0;
+};
+
+// One round of `bench app` with `workers` workers: publish every message, then consume them all
+// with App::consume on a thread of its own, as a real consumer is never the publishing thread (so
+// every worker count frees memory another thread allocated). The handler that settles the last
+// message stops the App: the timed span ends with the last handler, not with the poll timeout of
+// an idle worker.
+AppRun run_app_round(const std::shared_ptr<InMemoryTransport>& transport, const AppBenchArgs& a,
+                     int workers) {
   constexpr std::string_view kUrn = "urn:babel:bench:noop";
-  auto transport = std::make_shared<InMemoryTransport>();
   App app(transport, AppOptions{.default_queue = "bench",
                                 .poll_timeout = std::chrono::milliseconds(10),
-                                .concurrency = a.workers,
+                                .concurrency = workers,
                                 .logger = [](LogLevel, std::string_view) {}});
   std::atomic<long> handled{0};
-  app.handle(kUrn, Handler([&handled](babelqueue::Context&, const Envelope&) {
-               handled.fetch_add(1, std::memory_order_relaxed);
+  std::atomic<std::uint64_t> work_sink{0};
+  Clock::time_point consumed_at;
+  app.handle(kUrn, Handler([&](babelqueue::Context&, const Envelope& env) {
+               if (a.cpu_work > 0) {
+                 const auto seed = static_cast<std::uint64_t>(env.meta().created_at);
+                 work_sink.fetch_xor(cpu_work(seed, a.cpu_work), std::memory_order_relaxed);
+               }
+               if (handled.fetch_add(1, std::memory_order_relaxed) + 1 == a.messages) {
+                 consumed_at = Clock::now();
+                 app.stop();
+               }
                return Status{};
              }));
   const Json data = Json::object({{"order_id", 1042}});
-  const auto consume_all = [&](long expected) {
-    if (a.workers == 1) {
-      app.drain("bench").status.throw_if_error();
-      return;
-    }
-    std::thread consumer([&app] { (void)app.consume("bench"); });
-    while (handled.load(std::memory_order_relaxed) < expected)
-      std::this_thread::yield();
-    app.stop();
-    consumer.join();
-  };
-
-  // One untimed warm-up round of the same size: the timed round then measures the steady state
-  // (allocator free lists populated, pages already mapped), not the process growing its heap.
-  {
-    App warm(transport,
-             AppOptions{.default_queue = "bench", .logger = [](LogLevel, std::string_view) {}});
-    warm.handle(kUrn, Handler([](babelqueue::Context&, const Envelope&) { return Status{}; }));
-    for (long i = 0; i < a.messages; ++i)
-      warm.publish(kUrn, data);
-    warm.drain("bench").status.throw_if_error();
-  }
-
   const auto p0 = Clock::now();
   for (long i = 0; i < a.messages; ++i)
     app.publish(kUrn, data);
   const double publish_s = std::chrono::duration<double>(Clock::now() - p0).count();
 
+  const std::clock_t cpu0 = std::clock();
   const auto c0 = Clock::now();
-  consume_all(a.messages);
-  const double consume_s = std::chrono::duration<double>(Clock::now() - c0).count();
+  Status consumed;
+  std::thread consumer([&] { consumed = app.consume("bench"); });
+  consumer.join();
+  consumed.throw_if_error();
+  const double consume_s = std::chrono::duration<double>(consumed_at - c0).count();
+  const double cpu_s = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  g_sink = g_sink + work_sink.load();
   if (handled.load() != a.messages) {
     throw UsageError("bench app: handled " + std::to_string(handled.load()) + " of " +
                      std::to_string(a.messages));
   }
-  const double publish_rate = static_cast<double>(a.messages) / publish_s;
-  const double consume_rate = static_cast<double>(a.messages) / consume_s;
+  const auto n = static_cast<double>(a.messages);
+  return AppRun{workers, n / publish_s, n / consume_s, cpu_s * 1e9 / n};
+}
+
+// In-memory publish and consume throughput of the App: publish = make + encode + transport
+// publish; consume = pop + decode + dispatch to the handler + ack, once per worker count.
+int run_bench_app(const AppBenchArgs& a) {
+  auto transport = std::make_shared<InMemoryTransport>();
+  // One untimed warm-up round of the same size: the timed rounds then measure the steady state
+  // (allocator free lists populated, pages already mapped), not the process growing its heap.
+  (void)run_app_round(transport, AppBenchArgs{.messages = a.messages}, 1);
+  std::vector<AppRun> runs;
+  runs.reserve(a.workers.size());
+  for (const int w : a.workers)
+    runs.push_back(run_app_round(transport, a, w));
+
   if (a.json) {
-    write_stdout(Json::object({{"messages", a.messages},
-                               {"workers", a.workers},
-                               {"publish_msgs_per_s", std::round(publish_rate)},
-                               {"consume_msgs_per_s", std::round(consume_rate)}})
-                     .dump() +
-                 "\n");
+    Json out = Json::array();
+    for (const AppRun& r : runs) {
+      out.push_back(Json::object({{"messages", a.messages},
+                                  {"workers", r.workers},
+                                  {"cpu_work", a.cpu_work},
+                                  {"publish_msgs_per_s", std::round(r.publish_rate)},
+                                  {"consume_msgs_per_s", std::round(r.consume_rate)},
+                                  {"consume_cpu_ns_per_msg", std::round(r.consume_cpu_ns)}}));
+    }
+    write_stdout(out.dump() + "\n");
     return kExitOk;
   }
-  char out[256];
-  std::snprintf(out, sizeof out,
-                "app on the in-memory transport, %ld messages, %d worker(s)\n"
-                "  publish  %12.0f msg/s\n  consume  %12.0f msg/s (no-op handler)\n",
-                a.messages, a.workers, publish_rate, consume_rate);
+  const std::string handler = a.cpu_work > 0
+                                  ? "handler doing " + std::to_string(a.cpu_work) + " hash rounds"
+                                  : std::string("no-op handler");
+  std::string out = "app on the in-memory transport, " + std::to_string(a.messages) +
+                    " messages, " + handler + "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%8s %14s %14s %9s %13s\n", "workers", "publish msg/s",
+                "consume msg/s", "vs first", "CPU ns/msg");
+  out += line;
+  for (const AppRun& r : runs) {
+    std::snprintf(line, sizeof line, "%8d %14.0f %14.0f %8.2fx %13.0f\n", r.workers, r.publish_rate,
+                  r.consume_rate, r.consume_rate / runs.front().consume_rate, r.consume_cpu_ns);
+    out += line;
+  }
   write_stdout(out);
   return kExitOk;
 }
@@ -270,12 +316,20 @@ void add_bench_commands(CLI::App& app, Context& ctx) {
 
   auto app_args = std::make_shared<AppBenchArgs>();
   CLI::App* app_cmd = bench->add_subcommand(
-      "app", "In-memory publish and consume throughput of the App (msg/s), no-op handler");
-  app_cmd->add_option("--workers", app_args->workers, "Handlers at once (default 1)")
+      "app",
+      "In-memory publish and consume throughput of the App (msg/s), one round per worker count");
+  app_cmd
+      ->add_option("--workers", app_args->workers,
+                   "Comma-separated worker counts (App concurrency), run in turn (default 1)")
+      ->delimiter(',')
       ->check(CLI::Range(1, 256));
-  app_cmd->add_option("--messages", app_args->messages, "Messages (default 1000000)")
+  app_cmd->add_option("--messages", app_args->messages, "Messages per round (default 1000000)")
       ->check(CLI::Range(1L, 100'000'000L));
-  app_cmd->add_flag("--json", app_args->json, "Print one JSON object");
+  app_cmd
+      ->add_option("--cpu-work", app_args->cpu_work,
+                   "Hash rounds of CPU-bound work per message in the handler (default 0: no-op)")
+      ->check(CLI::Range(0, 100'000'000));
+  app_cmd->add_flag("--json", app_args->json, "Print a JSON array, one object per worker count");
   app_cmd->callback(
       [&ctx, app_args] { ctx.action = [app_args] { return run_bench_app(*app_args); }; });
 }

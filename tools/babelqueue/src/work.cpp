@@ -139,8 +139,7 @@ int run_work(const WorkArgs& a) {
     summary += "; queue drained";
   }
   print_error(summary);
-  // After stop() consume returns OK or, from older runtimes, ErrorCode::Cancelled.
-  if (!status.ok() && !status.is(ErrorCode::Cancelled)) {
+  if (!status.ok()) {  // after stop() consume returns OK
     print_error(std::string("babelqueue: consuming ") + queue +
                 " failed: " + status.error().what());
     return kExitRejected;
