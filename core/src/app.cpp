@@ -8,6 +8,7 @@
 #include <babelqueue/app.hpp>
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/spi/backoff.hpp>
+#include <babelqueue/spi/text.hpp>
 
 #include <exception>
 #include <functional>
@@ -19,6 +20,8 @@
 
 namespace babelqueue {
 namespace {
+
+using spi::quoted;
 
 using std::chrono::milliseconds;
 
@@ -45,15 +48,6 @@ FailureCause unknown_urn_cause(std::string_view urn) {
 
 std::int64_t saturating_increment(std::int64_t v) noexcept {
   return v == std::numeric_limits<std::int64_t>::max() ? v : v + 1;
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
 }
 
 // Item 7 of issue 8: the transport's decode when it did one (moved out, it is the App's to

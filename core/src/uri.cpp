@@ -5,6 +5,7 @@
 // password: a URL usually comes from configuration that also reaches logs.
 
 #include <babelqueue/errors.hpp>
+#include <babelqueue/spi/text.hpp>
 #include <babelqueue/spi/uri.hpp>
 
 #include <algorithm>
@@ -14,14 +15,7 @@
 namespace babelqueue::spi {
 namespace {
 
-std::string quoted(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
-}
+using spi::quoted;
 
 bool is_digit(char ch) {
   return ch >= '0' && ch <= '9';

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
+#include <babelqueue/spi/text.hpp>
 #include "connection.hpp"
 #include "layout.hpp"
 #include "scripts.hpp"
-#include "text.hpp"
 
 namespace babelqueue::redis {
 
@@ -41,7 +41,7 @@ using std::chrono::steady_clock;
 
 namespace {
 
-using detail::quoted;
+using spi::quoted;
 
 constexpr std::size_t kTokenBytes = detail::kTokenHex / 2;  // RDS-17
 constexpr std::size_t kMaxPendingAcks = 256;                // Options::pipelined_acks

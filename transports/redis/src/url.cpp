@@ -14,12 +14,12 @@
 #include <optional>
 #include <string>
 
-#include "text.hpp"
+#include <babelqueue/spi/text.hpp>
 
 namespace babelqueue::redis {
 namespace {
 
-using detail::quoted;
+using spi::quoted;
 
 [[noreturn]] void fail(const std::string& what) {
   throw ConfigError("redis URL: " + what);

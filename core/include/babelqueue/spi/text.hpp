@@ -5,9 +5,12 @@
 #include <string>
 #include <string_view>
 
-namespace babelqueue::redis::detail {
+/// @file
+/// Transport kit: small text helpers for error and log messages.
 
-/// `s` in double quotes, for error and log texts.
+namespace babelqueue::spi {
+
+/// `s` in double quotes, for error and log texts (no escaping: the text is for people).
 inline std::string quoted(std::string_view s) {
   std::string out;  // appended, not `"\"" + ...`, which trips GCC 12's -Wrestrict
   out.reserve(s.size() + 2);
@@ -17,4 +20,4 @@ inline std::string quoted(std::string_view s) {
   return out;
 }
 
-}  // namespace babelqueue::redis::detail
+}  // namespace babelqueue::spi
