@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/errors.hpp>
+#include <babelqueue/export.hpp>
+#include <babelqueue/log.hpp>
+#include <babelqueue/transport.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+/// @file
+/// The RabbitMQ transport (AMQP 0-9-1, spec/04-rabbitmq.md) on rabbitmq-c. This header does not
+/// include rabbitmq-c.
+///
+/// Design (see transports/amqp/README.md): one connection per transport, owned by one I/O thread
+/// that alone calls rabbitmq-c. It services heartbeats while handlers run and while `pop` waits,
+/// reads pushed deliveries into a per-queue buffer (decision D-8) and publisher confirms
+/// (decision D-9), and runs the commands the caller's threads hand it (publish, ack, declare).
+
+namespace babelqueue::amqp {
+
+/// How `pop` gets messages.
+enum class ConsumeMode {
+  /// `basic.consume` with `basic.qos(prefetch)`: the broker pushes up to `prefetch` unacked
+  /// deliveries ahead (decision D-8, the default).
+  Push,
+  /// One `basic.get` per message, as the other SDKs do (AMQP-18); re-polled while the queue is
+  /// empty (AMQP-19).
+  Get,
+};
+
+/// What the transport declares for each queue it uses (AMQP-7).
+enum class DeclareMode {
+  /// `queue.declare(durable)` of a classic queue (the other SDKs' declare).
+  Classic,
+  /// `queue.declare(durable, x-queue-type=quorum)`.
+  Quorum,
+  /// `queue.declare(passive)`: declares nothing, only checks that the operator-managed queue
+  /// exists (a missing one is a 404 error). The TTL holding queues of delayed publishes and
+  /// releases are still declared.
+  Passive,
+};
+
+/// Parses "classic", "quorum" or "passive". @throws ConfigError otherwise.
+BABELQUEUE_EXPORT DeclareMode parse_declare_mode(std::string_view text);
+/// Parses "push" (or "consume") and "get". @throws ConfigError otherwise.
+BABELQUEUE_EXPORT ConsumeMode parse_consume_mode(std::string_view text);
+
+/// TLS of an `amqps://` connection. Verification is on by default.
+///
+/// Thread-safety: a value type.
+struct TlsOptions {
+  /// True for `amqps://`.
+  bool enabled = false;
+  /// PEM file of the CA(s) that sign the broker's certificate; empty: none is loaded, and with
+  /// `verify_peer` on the handshake fails (rabbitmq-c does not load the system store).
+  std::string ca_file = {};
+  /// PEM client certificate and key, for brokers that ask for one; both or neither.
+  std::string cert_file = {};
+  std::string key_file = {};
+  /// Check the broker's certificate chain against `ca_file`.
+  bool verify_peer = true;
+  /// Check that the certificate names `host`.
+  bool verify_hostname = true;
+};
+
+/// Transport settings. Every member has the default a new transport uses.
+///
+/// Thread-safety: a value type.
+struct Options {
+  // --- connection (AMQP-1) ---
+  std::string host = "localhost";
+  /// 5672, or 5671 for TLS (when left 0).
+  int port = 0;
+  std::string vhost = "/";
+  std::string user = "guest";
+  std::string password = "guest";
+  /// Heartbeat interval asked for; nullopt = accept the broker's proposal (AMQP-5); 0 disables
+  /// heartbeats (not recommended).
+  std::optional<std::chrono::seconds> heartbeat = std::nullopt;
+  /// TCP connect + AMQP handshake, and the bound of every synchronous broker call (declare,
+  /// qos, consume, get).
+  std::chrono::milliseconds connect_timeout{30'000};
+  TlsOptions tls = {};
+
+  // --- publishing ---
+  /// Publisher confirms (decision D-9): `publish` returns only after the broker confirmed the
+  /// message; a nack is an error. When false, `publish` returns once the frames are written.
+  bool publisher_confirms = true;
+  /// How long a publish waits for its confirm before it fails with a (transient) TimeoutError;
+  /// the message may still have been stored.
+  std::chrono::milliseconds confirm_timeout{30'000};
+
+  // --- consuming ---
+  ConsumeMode consume_mode = ConsumeMode::Push;
+  /// `basic.qos` prefetch count of the push consumer: unacked deliveries the broker sends
+  /// ahead. 1..65535.
+  int prefetch = 100;
+  /// Get mode: how often `pop` re-issues basic.get on an empty queue (AMQP-19, at most every
+  /// 100 ms).
+  std::chrono::milliseconds empty_repoll_interval{100};
+
+  // --- topology ---
+  DeclareMode declare = DeclareMode::Classic;
+  /// Prefix of the TTL holding queues: `<queue><delay_queue_infix><ms>`.
+  std::string delay_queue_infix = ".delay.";
+
+  /// Where the transport logs (reconnects, omitted short strings); default: warnings and errors
+  /// to stderr.
+  Logger logger = {};
+};
+
+/// Parses `amqp[s]://[user[:password]@]host[:port][/vhost][?option=value&...]` (AMQP-1) on top
+/// of `base`: user, password and vhost are percent-decoded (`/%2f` is the vhost `/`, `/prod` is
+/// `prod`, an absent path or `/` is `/`). Query options: `heartbeat` (seconds, 0 = off),
+/// `connect_timeout` (seconds, fractions allowed), `confirms` (bool), `confirm_timeout`
+/// (seconds), `prefetch` (1..65535), `consume` (push | get), `declare` (classic | quorum |
+/// passive), `cacertfile`, `certfile`, `keyfile`, `verify` (verify_peer | verify_none) and
+/// `verify_hostname` (bool). Errors never contain the password.
+/// @throws ConfigError on anything it cannot use, naming it.
+BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
+
+/// A Transport over RabbitMQ (AMQP 0-9-1).
+///
+/// Capabilities: HeaderPublisher (out-of-band headers as `S` fields beside the contract `x-*`
+/// headers, AMQP-14), BatchPublisher (pipelined publishes whose confirms are awaited together),
+/// DelayedPublisher and Releaser (through TTL holding queues `<queue>.delay.<ms>` that
+/// dead-letter back to the queue; a release writes `attempts` + 1 in the body and acks the
+/// original; with no delay it is ReleaseUnsupported, so the App republishes, AMQP-25), Flusher
+/// (acks are written by the I/O thread; `flush` waits until they are) and Inspector (depth and
+/// consumers by passive declare; peek by basic.get on a channel of its own that is then closed,
+/// so every message is requeued).
+///
+/// Errors: a lost connection or channel is a transient TransportError and the next call
+/// reconnects (AMQP-3, D-3); a channel exception (403, 404, 405, 406) is a non-transient
+/// TransportError carrying the reply code and text, and the next call opens a new channel;
+/// refused credentials or vhost are a ConfigError; an ack of a delivery whose channel is gone is
+/// ErrorCode::StaleDelivery (AMQP-23); a broker nack of a publish is a transient TransportError.
+///
+/// Thread-safety: every member function is safe from any thread (the contract of Transport:
+/// one `pop` per queue at a time). `close()` is idempotent, wakes a blocked `pop`, writes the
+/// pending acks and closes the channels (the broker requeues every unacked and prefetched
+/// delivery); afterwards every call fails with ClosedError. Not copyable or movable.
+class BABELQUEUE_EXPORT AmqpTransport final : public Transport,
+                                              public HeaderPublisher,
+                                              public BatchPublisher,
+                                              public DelayedPublisher,
+                                              public Releaser,
+                                              public Flusher,
+                                              public Inspector {
+ public:
+  /// Validates `options` (ConfigError on a bad value); no I/O: the first call connects (AMQP-2).
+  explicit AmqpTransport(Options options = {});
+  /// `parse_url(url)`. @throws ConfigError.
+  explicit AmqpTransport(std::string_view url);
+  /// Calls `close()`.
+  ~AmqpTransport() override;
+  AmqpTransport(const AmqpTransport&) = delete;
+  AmqpTransport& operator=(const AmqpTransport&) = delete;
+  AmqpTransport(AmqpTransport&&) = delete;
+  AmqpTransport& operator=(AmqpTransport&&) = delete;
+
+  // --- Transport ---
+  /// Declares `queue` (once per channel) and publishes persistent to the default exchange with
+  /// the projection (AMQP-9..15); with confirms, returns after the broker's basic.ack.
+  Status publish(std::string_view queue, std::string body) override;
+  /// Push mode: starts a consumer on `queue` at the first call and returns the next pushed
+  /// delivery. Get mode: basic.get. Headers are the stringified `headers` table (AMQP-21).
+  Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
+                                             std::chrono::milliseconds timeout) override;
+  /// basic.ack on the delivering channel (AMQP-23), written by the I/O thread.
+  Status ack(const ReceivedMessage& msg) override;
+  void close() override;
+
+  // --- capabilities ---
+  Status publish_with_headers(std::string_view queue, std::string body,
+                              const Headers& headers) override;
+  /// Every body in order, pipelined; with confirms, returns after all are confirmed.
+  Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
+  /// Publishes to the holding queue `<queue>.delay.<ms>` (declared with x-message-ttl = ms and
+  /// dead-lettering to `<queue>` through the default exchange); delay <= 0 publishes at once.
+  Status publish_delayed(std::string_view queue, std::string body,
+                         std::chrono::milliseconds delay) override;
+  /// delay > 0: the body with `attempts` + 1 (and the delivery's out-of-band headers that are
+  /// not `x-` broker or contract headers) to the holding queue, confirmed, then ack. delay <= 0
+  /// or a poison body: ReleaseUnsupported.
+  Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
+  /// Waits until every ack handed to the I/O thread is written; the first error.
+  Status flush() override;
+  /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue (0 when
+  /// it does not exist), by passive declare; in-flight and delayed are not known to AMQP.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
+  /// Up to `max` (0 = all) messages of `queue`, head first, by basic.get on a separate channel
+  /// that is closed afterwards: the broker requeues them in their place (marked redelivered).
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
+
+  // --- RabbitMQ specifics ---
+  /// The validated options.
+  [[nodiscard]] const Options& options() const noexcept;
+  /// The name of the TTL holding queue for `queue` and `delay` (`<queue>.delay.<ms>`).
+  [[nodiscard]] std::string delay_queue(std::string_view queue,
+                                        std::chrono::milliseconds delay) const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace babelqueue::amqp
