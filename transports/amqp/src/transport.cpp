@@ -1,44 +1,409 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
-// WORK IN PROGRESS skeleton (replaced before merge).
+//
+// AmqpTransport: the caller's side. Every rabbitmq-c call runs on the transport's one I/O
+// thread (session.cpp); the caller's threads hand it tasks and wait on their outcome, except
+// `pop` of pushed deliveries, which takes them from the Board without waking the I/O thread.
+
 #include <babelqueue/amqp/transport.hpp>
+#include <babelqueue/binding/amqp.hpp>
+#include <babelqueue/spi/attempts.hpp>
+#include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/text.hpp>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "options.hpp"
+#include "session.hpp"
 
 namespace babelqueue::amqp {
-namespace {
-Error todo() { return TransportError("amqp: not written yet", false); }
-}  // namespace
+
+using detail::Board;
+using detail::Completion;
+using detail::Delivery;
+using detail::Handle;
+using detail::Outgoing;
+using detail::PublishJob;
+using detail::Session;
+using spi::quoted;
+
 class AmqpTransport::Impl {
  public:
-  Options options;
+  explicit Impl(Options o) : options(std::move(o)) {
+    detail::validate(options);
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) {
+      throw TransportError(std::string("amqp: eventfd failed: ") + std::strerror(errno), false);
+    }
+  }
+  ~Impl() {
+    close();
+    ::close(wake_fd_);
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const Options options;
+  spi::ClosedGuard guard{"amqp transport"};
+  Board board;
+
+  using Task = std::function<void(Session&)>;
+
+  // Queues `task` for the I/O thread (started on first use); false after close().
+  bool post(Task task) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    if (!io_.joinable()) io_ = std::thread([this] { loop(); });
+    const bool was_empty = tasks_.empty();
+    tasks_.push_back(std::move(task));
+    if (was_empty) wake();
+    return true;
+  }
+
+  // Runs `fn(Session&)` on the I/O thread and returns what it returned or threw.
+  template <class F>
+  auto run(std::string_view operation, F fn) -> Result<std::invoke_result_t<F&, Session&>> {
+    using R = std::invoke_result_t<F&, Session&>;
+    auto promise = std::make_shared<std::promise<Result<R>>>();
+    std::future<Result<R>> future = promise->get_future();
+    const bool posted = post([promise, fn = std::move(fn)](Session& s) mutable {
+      try {
+        promise->set_value(Result<R>(fn(s)));
+      } catch (const Error& e) {
+        promise->set_value(Result<R>(e));
+      } catch (const std::exception& e) {
+        promise->set_value(Result<R>(TransportError(std::string("amqp: ") + e.what())));
+      }
+    });
+    if (!posted) return guard.error(operation);
+    return future.get();
+  }
+
+  // Publishes `messages` (already projected) and waits for the broker's confirm.
+  Status publish(std::string_view queue, std::vector<Outgoing> messages,
+                 std::optional<std::chrono::milliseconds> delay) {
+    auto job = std::make_shared<PublishJob>();
+    job->queue = std::string(queue);
+    job->delay = delay;
+    job->messages = std::move(messages);
+    job->done = std::make_shared<Completion>();
+    std::shared_ptr<Completion> done = job->done;
+    if (!post([job](Session& s) { s.publish(*job); })) return guard.error("publish");
+    const auto bound = options.connect_timeout + options.confirm_timeout;
+    std::optional<Status> st = done->wait_for(bound);
+    if (!st) {
+      return TimeoutError("amqp: no confirm for the publish to " + quoted(queue) + " within " +
+                          std::to_string(bound.count()) + " ms (it may still have been stored)");
+    }
+    return *st;
+  }
+
+  Outgoing project(std::string body, const Headers& riders) const {
+    const binding::amqp::Projection p = binding::amqp::projection(body, riders);
+    for (const binding::amqp::Omitted& o : p.omitted) {
+      log_to(options.logger, LogLevel::Warning,
+             "amqp: " + quoted(o.name) + " left out of the publish: " + std::to_string(o.bytes) +
+                 " bytes exceed the 255-byte AMQP short string (AMQP-12/14)");
+    }
+    return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(p)};
+  }
+
+  // Remembers the first failure of an ack the I/O thread wrote, for flush().
+  void ack_failed(const Error& e) {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    if (!ack_error_) ack_error_ = e;
+  }
+  std::optional<Error> take_ack_error() {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    std::optional<Error> e = std::move(ack_error_);
+    ack_error_.reset();
+    return e;
+  }
+
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+      wake();
+    }
+    board.close();
+    if (io_.joinable()) io_.join();
+  }
+
+ private:
+  void wake() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  }
+
+  void loop() {
+    Session session(options, board);
+    std::vector<Task> batch;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        batch.swap(tasks_);
+        if (batch.empty() && stopping_) break;
+      }
+      for (Task& task : batch)
+        task(session);
+      batch.clear();
+      session.pump();
+      board.notify();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!tasks_.empty() || stopping_) continue;
+      }
+      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {session.fd(), POLLIN, 0}};
+      const nfds_t n = session.fd() >= 0 ? 2 : 1;
+      const int timeout = n == 2 ? static_cast<int>(session.poll_interval().count()) : -1;
+      if (::poll(fds, n, timeout) > 0 && (fds[0].revents & POLLIN) != 0) {
+        std::uint64_t count = 0;
+        [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
+      }
+    }
+    session.shutdown();
+  }
+
+  int wake_fd_ = -1;
+  std::mutex mu_;
+  std::vector<Task> tasks_;
+  bool stopping_ = false;
+  std::thread io_;
+  std::mutex ack_mu_;
+  std::optional<Error> ack_error_;
 };
-AmqpTransport::AmqpTransport(Options options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = std::move(options);
+
+namespace {
+
+constexpr std::size_t kShortStringMax = binding::amqp::SHORT_STRING_MAX;
+
+// Queue names are AMQP short strings; "" would make the broker name a new queue.
+std::optional<Error> bad_queue(std::string_view queue) {
+  if (!queue.empty() && queue.size() <= kShortStringMax) return std::nullopt;
+  return Error(ErrorCode::Usage,
+               "amqp: a queue name must be 1 to 255 bytes, got " + std::to_string(queue.size()));
 }
-AmqpTransport::AmqpTransport(std::string_view url) : AmqpTransport(parse_url(url)) {}
+
+ReceivedMessage to_message(Delivery d) {
+  ReceivedMessage m;
+  m.body = std::move(d.body);
+  m.queue = std::move(d.queue);
+  m.handle = d.handle;
+  m.headers = std::move(d.headers);
+  m.delivery_count = d.delivery_count;
+  return m;
+}
+
+}  // namespace
+
+AmqpTransport::AmqpTransport(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+AmqpTransport::AmqpTransport(std::string_view url) {
+  Options options;
+  options = parse_url(url, std::move(options));
+  impl_ = std::make_unique<Impl>(std::move(options));
+}
+
 AmqpTransport::~AmqpTransport() = default;
-Status AmqpTransport::publish(std::string_view, std::string) { return todo(); }
-Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view,
-                                                          std::chrono::milliseconds) {
-  return todo();
+
+const Options& AmqpTransport::options() const noexcept {
+  return impl_->options;
 }
-Status AmqpTransport::ack(const ReceivedMessage&) { return todo(); }
-void AmqpTransport::close() {}
-Status AmqpTransport::publish_with_headers(std::string_view, std::string, const Headers&) {
-  return todo();
-}
-Status AmqpTransport::publish_batch(std::string_view, std::vector<std::string>) { return todo(); }
-Status AmqpTransport::publish_delayed(std::string_view, std::string, std::chrono::milliseconds) {
-  return todo();
-}
-Status AmqpTransport::release(const ReceivedMessage&, std::chrono::milliseconds) { return todo(); }
-Status AmqpTransport::flush() { return todo(); }
-Result<QueueStats> AmqpTransport::stats(std::string_view, std::string_view) { return todo(); }
-Result<std::vector<PeekedMessage>> AmqpTransport::peek(std::string_view, std::size_t) {
-  return todo();
-}
-const Options& AmqpTransport::options() const noexcept { return impl_->options; }
+
 std::string AmqpTransport::delay_queue(std::string_view queue,
                                        std::chrono::milliseconds delay) const {
-  return std::string(queue) + impl_->options.delay_queue_infix + std::to_string(delay.count());
+  return detail::holding_queue(impl_->options, queue, delay);
 }
+
+Status AmqpTransport::publish(std::string_view queue, std::string body) {
+  return publish_with_headers(queue, std::move(body), {});
+}
+
+Status AmqpTransport::publish_with_headers(std::string_view queue, std::string body,
+                                           const Headers& headers) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish");
+  if (auto e = bad_queue(queue)) return *e;
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body), headers));
+  return impl_->publish(queue, std::move(one), std::nullopt);
+}
+
+Status AmqpTransport::publish_batch(std::string_view queue, std::vector<std::string> bodies) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish_batch");
+  if (auto e = bad_queue(queue)) return *e;
+  if (bodies.empty()) return {};
+  std::vector<Outgoing> messages;
+  messages.reserve(bodies.size());
+  for (std::string& body : bodies)
+    messages.push_back(impl_->project(std::move(body), {}));
+  return impl_->publish(queue, std::move(messages), std::nullopt);
+}
+
+Status AmqpTransport::publish_delayed(std::string_view queue, std::string body,
+                                      std::chrono::milliseconds delay) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish_delayed");
+  if (auto e = bad_queue(queue)) return *e;
+  if (bad_queue(delay_queue(queue, delay))) {
+    return Error(ErrorCode::Usage,
+                 "amqp: the holding queue name of " + quoted(queue) + " would exceed 255 bytes");
+  }
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body), {}));
+  if (delay <= std::chrono::milliseconds::zero()) {
+    return impl_->publish(queue, std::move(one), std::nullopt);
+  }
+  return impl_->publish(queue, std::move(one), delay);
+}
+
+Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue,
+                                                          std::chrono::milliseconds timeout) {
+  if (impl_->guard.closed()) return impl_->guard.error("pop");
+  if (auto e = bad_queue(queue)) return *e;
+  const std::string name(queue);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::max(timeout, std::chrono::milliseconds::zero());
+  const auto get_once = [&]() -> Result<std::optional<ReceivedMessage>> {
+    Result<std::optional<Delivery>> got =
+        impl_->run("pop", [name](Session& s) { return s.get(name); });
+    if (!got) return got.error();
+    if (!got.value()) return std::optional<ReceivedMessage>();
+    return std::optional<ReceivedMessage>(to_message(std::move(*got.value())));
+  };
+
+  if (impl_->options.consume_mode == ConsumeMode::Get) {
+    for (;;) {
+      Result<std::optional<ReceivedMessage>> r = get_once();
+      if (!r || r.value()) return r;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return r;
+      if (!impl_->board.sleep_until(std::min(deadline, now + impl_->options.empty_repoll_interval)))
+        return impl_->guard.error("pop");
+    }
+  }
+
+  for (;;) {
+    std::optional<Delivery> d;
+    std::optional<Error> lost;
+    switch (impl_->board.take(name, deadline, d, lost)) {
+      case Board::Wait::Delivered:
+        return std::optional<ReceivedMessage>(to_message(std::move(*d)));
+      case Board::Wait::NotConsuming: {
+        Result<bool> started = impl_->run("pop", [name](Session& s) {
+          s.start_consumer(name);
+          return true;
+        });
+        if (!started) return started.error();
+        continue;
+      }
+      case Board::Wait::Lost:
+        return *lost;
+      case Board::Wait::TimedOut:
+        // A pop that may not wait asks the broker once (AMQP-19) rather than answer from a
+        // consumer whose first push may still be on its way.
+        if (timeout <= std::chrono::milliseconds::zero()) return get_once();
+        return std::optional<ReceivedMessage>();
+      case Board::Wait::Closed:
+        return impl_->guard.error("pop");
+    }
+  }
+}
+
+Status AmqpTransport::ack(const ReceivedMessage& msg) {
+  if (impl_->guard.closed()) return impl_->guard.error("ack");
+  const auto* handle = std::any_cast<Handle>(&msg.handle);
+  if (handle == nullptr) {
+    return Error(ErrorCode::Usage, "amqp: ack of a message this transport did not deliver");
+  }
+  if (handle->generation != impl_->board.generation()) {
+    return Error(ErrorCode::StaleDelivery, "amqp: the channel that delivered this message from " +
+                                               quoted(msg.queue) +
+                                               " is gone; the broker requeued it (AMQP-23)");
+  }
+  Impl* impl = impl_.get();
+  const Handle h = *handle;
+  if (!impl->post([impl, h](Session& s) {
+        try {
+          s.ack(h);
+        } catch (const Error& e) {
+          impl->ack_failed(e);
+        }
+      })) {
+    return impl_->guard.error("ack");
+  }
+  return {};
+}
+
+Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseconds delay) {
+  if (impl_->guard.closed()) return impl_->guard.error("release");
+  if (delay <= std::chrono::milliseconds::zero()) {
+    return Error(ErrorCode::ReleaseUnsupported,
+                 "amqp: no delay: the App republishes and acks (AMQP-25)");
+  }
+  const auto* handle = std::any_cast<Handle>(&msg.handle);
+  if (handle == nullptr) {
+    return Error(ErrorCode::Usage, "amqp: release of a message this transport did not deliver");
+  }
+  if (handle->generation != impl_->board.generation()) {
+    return Error(ErrorCode::StaleDelivery, "amqp: the channel that delivered this message from " +
+                                               quoted(msg.queue) +
+                                               " is gone; the broker requeued it (AMQP-23)");
+  }
+  Result<std::string, Error> body = spi::increment_attempts(msg.body);
+  if (!body) {
+    return Error(ErrorCode::ReleaseUnsupported,
+                 std::string("amqp: cannot count the attempt: ") + body.error().what());
+  }
+  Headers riders;
+  for (const auto& [key, value] : msg.headers) {
+    if (!key.starts_with("x-")) riders.emplace(key, value);
+  }
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body.value()), riders));
+  if (Status st = impl_->publish(msg.queue, std::move(one), delay); !st.ok()) return st;
+  return ack(msg);
+}
+
+Status AmqpTransport::flush() {
+  if (impl_->guard.closed()) return impl_->guard.error("flush");
+  Result<bool> done = impl_->run("flush", [](Session&) { return true; });
+  if (!done) return done.error();
+  if (std::optional<Error> e = impl_->take_ack_error()) return *e;
+  return {};
+}
+
+Result<QueueStats> AmqpTransport::stats(std::string_view queue,
+                                        std::string_view dead_letter_queue) {
+  if (impl_->guard.closed()) return impl_->guard.error("stats");
+  if (auto e = bad_queue(queue)) return *e;
+  std::string dlq =
+      dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
+  return impl_->run("stats", [q = std::string(queue), dlq = std::move(dlq)](Session& s) {
+    return s.stats(q, dlq);
+  });
+}
+
+Result<std::vector<PeekedMessage>> AmqpTransport::peek(std::string_view queue, std::size_t max) {
+  if (impl_->guard.closed()) return impl_->guard.error("peek");
+  if (auto e = bad_queue(queue)) return *e;
+  return impl_->run("peek", [q = std::string(queue), max](Session& s) { return s.peek(q, max); });
+}
+
+void AmqpTransport::close() {
+  if (!impl_->guard.close()) return;
+  impl_->close();
+}
+
 }  // namespace babelqueue::amqp

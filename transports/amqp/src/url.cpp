@@ -4,7 +4,13 @@
 #include <babelqueue/amqp/transport.hpp>
 
 namespace babelqueue::amqp {
-DeclareMode parse_declare_mode(std::string_view) { throw ConfigError("amqp: not written yet"); }
-ConsumeMode parse_consume_mode(std::string_view) { throw ConfigError("amqp: not written yet"); }
-Options parse_url(std::string_view, Options) { throw ConfigError("amqp: not written yet"); }
+DeclareMode parse_declare_mode(std::string_view) {
+  throw ConfigError("amqp: not written yet");
+}
+ConsumeMode parse_consume_mode(std::string_view) {
+  throw ConfigError("amqp: not written yet");
+}
+Options parse_url(std::string_view, Options) {
+  throw ConfigError("amqp: not written yet");
+}
 }  // namespace babelqueue::amqp

@@ -62,10 +62,10 @@ struct TlsOptions {
   bool enabled = false;
   /// PEM file of the CA(s) that sign the broker's certificate; empty: none is loaded, and with
   /// `verify_peer` on the handshake fails (rabbitmq-c does not load the system store).
-  std::string ca_file = {};
+  std::string ca_file;
   /// PEM client certificate and key, for brokers that ask for one; both or neither.
-  std::string cert_file = {};
-  std::string key_file = {};
+  std::string cert_file;
+  std::string key_file;
   /// Check the broker's certificate chain against `ca_file`.
   bool verify_peer = true;
   /// Check that the certificate names `host`.
@@ -89,7 +89,7 @@ struct Options {
   /// TCP connect + AMQP handshake, and the bound of every synchronous broker call (declare,
   /// qos, consume, get).
   std::chrono::milliseconds connect_timeout{30'000};
-  TlsOptions tls = {};
+  TlsOptions tls;
 
   // --- publishing ---
   /// Publisher confirms (decision D-9): `publish` returns only after the broker confirmed the
@@ -115,7 +115,7 @@ struct Options {
 
   /// Where the transport logs (reconnects, omitted short strings); default: warnings and errors
   /// to stderr.
-  Logger logger = {};
+  Logger logger;
 };
 
 /// Parses `amqp[s]://[user[:password]@]host[:port][/vhost][?option=value&...]` (AMQP-1) on top

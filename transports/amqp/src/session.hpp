@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+// The connection of one AmqpTransport and everything only its I/O thread touches: rabbitmq-c's
+// connection state, the three channels (publish, consume, inspect), the declared-queue caches,
+// the consumers, publisher confirms and the reassembly of pushed deliveries. The caller's threads
+// meet it through the Board (deliveries) and Completions (publishes).
+
+#include <babelqueue/amqp/transport.hpp>
+
+#include <amqp.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "confirms.hpp"
+#include "fields.hpp"
+
+namespace babelqueue::amqp::detail {
+
+// The std::any handle of a ReceivedMessage: the consume channel's generation and the tag.
+struct Handle {
+  std::uint64_t generation = 0;
+  std::uint64_t tag = 0;
+};
+
+// One message read from the broker.
+struct Delivery {
+  std::string queue;
+  std::string body;
+  Headers headers;
+  Handle handle;
+  bool redelivered = false;
+  std::int64_t delivery_count = 0;  // quorum queues: x-delivery-count + 1
+};
+
+// The outcome of one publish (or batch), set once by the I/O thread.
+class Completion {
+ public:
+  void set(Status status);
+  // The outcome, or nullopt when it did not come within `timeout`.
+  std::optional<Status> wait_for(std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Status> status_;
+};
+
+// Deliveries pushed by the broker, per queue, for the threads in `pop`; the consume channel's
+// current generation, for stale-ack checks.
+class Board {
+ public:
+  // I/O thread.
+  void deliver(Delivery d);
+  void consumer_started(const std::string& queue);
+  // The consumer of `queue` ended (cancelled by the broker): its pops see `why` once.
+  void consumer_ended(const std::string& queue, const Error& why);
+  // The consume channel is gone: every buffered delivery is dropped (the broker requeued them)
+  // and every consumer ends with `why`.
+  void channel_lost(const Error& why);
+  void set_generation(std::uint64_t generation);
+  // Wakes the pops after a burst of deliveries.
+  void notify();
+
+  // Any thread.
+  [[nodiscard]] std::uint64_t generation() const;
+  // Wakes every pop for good.
+  void close();
+
+  enum class Wait { Delivered, NotConsuming, Lost, TimedOut, Closed };
+  // Waits until `queue` has a delivery (into `out`), has no consumer (NotConsuming), lost its
+  // consumer (Lost, with the error in `lost`), `deadline` passes or close().
+  Wait take(const std::string& queue, std::chrono::steady_clock::time_point deadline,
+            std::optional<Delivery>& out, std::optional<Error>& lost);
+  // Waits until `deadline` or close(); false when closed.
+  bool sleep_until(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  struct Queue {
+    std::deque<Delivery> ready;
+    bool consuming = false;
+    std::optional<Error> lost;
+  };
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Queue, std::less<>> queues_;
+  std::uint64_t generation_ = 0;
+  bool closed_ = false;
+};
+
+// The TTL holding queue of `queue` for `delay`: `<queue><delay_queue_infix><ms>`.
+std::string holding_queue(const Options& options, std::string_view queue,
+                          std::chrono::milliseconds delay);
+
+// One message to publish, projected on the caller's thread.
+struct Outgoing {
+  std::string body;
+  std::unique_ptr<WireProperties> properties;
+};
+
+// A publish (or batch) handed to the I/O thread.
+struct PublishJob {
+  std::string queue;
+  // Set: through the TTL holding queue of `queue` for this delay.
+  std::optional<std::chrono::milliseconds> delay;
+  std::vector<Outgoing> messages;
+  std::shared_ptr<Completion> done;
+};
+
+class Session {
+ public:
+  Session(const Options& options, Board& board);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // The socket while connected, else -1.
+  [[nodiscard]] int fd() const;
+  // How long the I/O thread may sleep in poll() and still service heartbeats.
+  [[nodiscard]] std::chrono::milliseconds poll_interval() const;
+
+  // Never throws: completes job.done now (an error, or ok without confirms) or when confirmed.
+  void publish(PublishJob& job);
+  // These throw Error (ConfigError, TransportError, ClosedError).
+  void start_consumer(const std::string& queue);
+  std::optional<Delivery> get(const std::string& queue);
+  // basic.ack; a stale generation is ignored (the broker requeued it). Throws TransportError.
+  void ack(const Handle& handle);
+  QueueStats stats(const std::string& queue, const std::string& dead_letter_queue);
+  std::vector<PeekedMessage> peek(const std::string& queue, std::size_t max);
+
+  // Handles every frame that arrived; sends heartbeats that are due. Never throws.
+  void pump();
+  // Closes the channels and the connection (the broker requeues what is unacked); pending
+  // confirms fail with Closed.
+  void shutdown();
+
+ private:
+  struct Channel {
+    explicit Channel(amqp_channel_t channel) : id(channel) {}
+    amqp_channel_t id;
+    bool open = false;
+    std::uint64_t generation = 0;
+    std::set<std::string, std::less<>> declared;
+  };
+  // A pushed delivery whose header or body frames are still coming.
+  struct Content {
+    Delivery delivery;
+    std::uint64_t size = 0;
+    bool have_header = false;
+    bool discard = false;  // basic.return: read and dropped
+  };
+
+  void connect();
+  void open(Channel& ch);
+  Channel& ready(Channel& ch);
+  // Declares `queue` on `ch` once per channel (AMQP-7); `holding_for` set: a TTL holding queue.
+  void declare(Channel& ch, const std::string& queue,
+               const std::optional<std::pair<std::string, std::int64_t>>& holding_for = {});
+  // Throws for a failed synchronous call; a channel or connection exception also ends them.
+  void check(const amqp_rpc_reply_t& reply, Channel* ch, const std::string& what);
+  void check_status(int status, const std::string& what);
+  [[noreturn]] void lost(const std::string& why);
+  void drop_connection(const Error& why);
+  void channel_closed(Channel& ch, const Error& why);
+  void handle(const amqp_frame_t& frame);
+  void handle_method(const amqp_frame_t& frame);
+  void finish_content();
+  Delivery delivery_from(const std::string& queue, std::uint64_t tag, bool redelivered,
+                         const amqp_basic_properties_t& props, std::string body) const;
+
+  const Options& options_;
+  Board& board_;
+  amqp_connection_state_t conn_ = nullptr;
+  Channel publish_{1};
+  Channel consume_{2};
+  Channel inspect_{3};
+  ConfirmTracker<std::shared_ptr<Completion>> confirms_;
+  std::map<std::string, std::string, std::less<>> consumer_queue_;  // consumer tag -> queue
+  std::optional<Content> content_;
+};
+
+}  // namespace babelqueue::amqp::detail
