@@ -22,7 +22,7 @@ fail() {
   echo "usage: python_peer_env.sh VENV_DIR" >&2
   exit 2
 }
-venv=$1
+venv=$(realpath -m -- "$1")
 python=${BABELQUEUE_PYTHON:-/usr/bin/python3}
 stamp="$venv/babelqueue-peer.stamp"
 wanted="${requirements[*]} $("$python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)" ||
