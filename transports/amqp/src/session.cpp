@@ -49,7 +49,23 @@ void Board::deliver(Delivery d) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = queues_.find(d.queue);
   if (it == queues_.end()) it = queues_.emplace(d.queue, Queue{}).first;
+  if (d.handle.generation == generation_) outstanding_.insert(d.handle.tag);
   it->second.ready.push_back(std::move(d));
+}
+
+void Board::outstanding(const Handle& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handle.generation == generation_) outstanding_.insert(handle.tag);
+}
+
+bool Board::is_outstanding(const Handle& handle) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return handle.generation == generation_ && outstanding_.contains(handle.tag);
+}
+
+bool Board::settle(const Handle& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return handle.generation == generation_ && outstanding_.erase(handle.tag) == 1;
 }
 
 void Board::consumer_started(const std::string& queue) {
@@ -73,6 +89,7 @@ void Board::consumer_ended(const std::string& queue, const Error& why) {
 void Board::channel_lost(const Error& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    outstanding_.clear();
     for (auto& [name, q] : queues_) {
       q.ready.clear();
       if (q.consuming) {
@@ -87,15 +104,11 @@ void Board::channel_lost(const Error& why) {
 void Board::set_generation(std::uint64_t generation) {
   std::lock_guard<std::mutex> lock(mu_);
   generation_ = generation;
+  outstanding_.clear();
 }
 
 void Board::notify() {
   cv_.notify_all();
-}
-
-std::uint64_t Board::generation() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return generation_;
 }
 
 void Board::close() {
@@ -452,6 +465,7 @@ std::optional<Delivery> Session::get(const std::string& queue) {
   Delivery d = delivery_from(queue, tag, redelivered, message.properties, text_of(message.body));
   amqp_destroy_message(&message);
   amqp_maybe_release_buffers(conn_);
+  board_.outstanding(d.handle);
   return d;
 }
 

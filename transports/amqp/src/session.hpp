@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "confirms.hpp"
@@ -73,8 +74,13 @@ class Board {
   // Wakes the pops after a burst of deliveries.
   void notify();
 
-  // Any thread.
-  [[nodiscard]] std::uint64_t generation() const;
+  // Any thread. A delivery handed out by deliver() or get() is outstanding until settle().
+  void outstanding(const Handle& handle);
+  // True (and it is no longer outstanding) when `handle` is an outstanding delivery of the
+  // current consume channel: only then may it be acked, as a second ack of a tag is a channel
+  // error (406) that would requeue every other delivery of the channel.
+  [[nodiscard]] bool settle(const Handle& handle);
+  [[nodiscard]] bool is_outstanding(const Handle& handle) const;
   // Wakes every pop for good.
   void close();
 
@@ -97,6 +103,7 @@ class Board {
   std::condition_variable cv_;
   std::map<std::string, Queue, std::less<>> queues_;
   std::uint64_t generation_ = 0;
+  std::unordered_set<std::uint64_t> outstanding_;  // tags of the current generation
   bool closed_ = false;
 };
 

@@ -197,6 +197,13 @@ std::optional<Error> bad_queue(std::string_view queue) {
                "amqp: a queue name must be 1 to 255 bytes, got " + std::to_string(queue.size()));
 }
 
+Error stale(const ReceivedMessage& msg) {
+  return Error(ErrorCode::StaleDelivery,
+               "amqp: this delivery from " + quoted(msg.queue) +
+                   " was settled already, or its channel is gone and the broker requeued it "
+                   "(AMQP-23)");
+}
+
 ReceivedMessage to_message(Delivery d) {
   ReceivedMessage m;
   m.body = std::move(d.body);
@@ -327,11 +334,7 @@ Status AmqpTransport::ack(const ReceivedMessage& msg) {
   if (handle == nullptr) {
     return Error(ErrorCode::Usage, "amqp: ack of a message this transport did not deliver");
   }
-  if (handle->generation != impl_->board.generation()) {
-    return Error(ErrorCode::StaleDelivery, "amqp: the channel that delivered this message from " +
-                                               quoted(msg.queue) +
-                                               " is gone; the broker requeued it (AMQP-23)");
-  }
+  if (!impl_->board.settle(*handle)) return stale(msg);
   Impl* impl = impl_.get();
   const Handle h = *handle;
   if (!impl->post([impl, h](Session& s) {
@@ -356,11 +359,7 @@ Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseco
   if (handle == nullptr) {
     return Error(ErrorCode::Usage, "amqp: release of a message this transport did not deliver");
   }
-  if (handle->generation != impl_->board.generation()) {
-    return Error(ErrorCode::StaleDelivery, "amqp: the channel that delivered this message from " +
-                                               quoted(msg.queue) +
-                                               " is gone; the broker requeued it (AMQP-23)");
-  }
+  if (!impl_->board.is_outstanding(*handle)) return stale(msg);
   Result<std::string, Error> body = spi::increment_attempts(msg.body);
   if (!body) {
     return Error(ErrorCode::ReleaseUnsupported,
