@@ -19,9 +19,12 @@
 namespace babelqueue::amqp::detail {
 
 // One received field value as the App sees it (AMQP-21): `S`/`x` the bytes; integers decimal;
-// `t` "true"/"false"; `f`/`d` the shortest decimal that round-trips; `D` the decimal with its
-// scale ("123.45" for value 12345 scale 2); `T` decimal seconds; nullopt (skipped) for `V`, `A`,
-// `F` and empty strings.
+// `t` "true"/"false"; `f`/`d` the shortest decimal that reads back to the same float or double
+// (std::to_chars, fixed or scientific, whichever is shorter: "0.1", "1e+300", "-0"), NaN as
+// "NaN", infinities as "inf" and "-inf"; `D` the decimal with every digit of its scale ("123.45"
+// for value 12345 scale 2, "1.50" for 150 scale 2), its value read as signed 32-bit as pika and
+// amqp091-go write it ("-0.05" for -5 scale 2; rabbitmq-c's member is uint32_t); `T` decimal
+// seconds; nullopt (skipped) for `V`, `A`, `F`, empty strings and kinds rabbitmq-c does not know.
 std::optional<std::string> stringify_field(const amqp_field_value_t& value);
 
 // Every entry of a received `headers` table that stringify_field keeps. A key that repeats keeps

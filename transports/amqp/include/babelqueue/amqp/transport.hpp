@@ -49,9 +49,9 @@ enum class DeclareMode {
   Passive,
 };
 
-/// Parses "classic", "quorum" or "passive". @throws ConfigError otherwise.
+/// Parses "classic", "quorum" or "passive" (exact, lower case). @throws ConfigError otherwise.
 BABELQUEUE_EXPORT DeclareMode parse_declare_mode(std::string_view text);
-/// Parses "push" (or "consume") and "get". @throws ConfigError otherwise.
+/// Parses "push" (or "consume") and "get" (exact, lower case). @throws ConfigError otherwise.
 BABELQUEUE_EXPORT ConsumeMode parse_consume_mode(std::string_view text);
 
 /// TLS of an `amqps://` connection. Verification is on by default.
@@ -119,13 +119,22 @@ struct Options {
 };
 
 /// Parses `amqp[s]://[user[:password]@]host[:port][/vhost][?option=value&...]` (AMQP-1) on top
-/// of `base`: user, password and vhost are percent-decoded (`/%2f` is the vhost `/`, `/prod` is
-/// `prod`, an absent path or `/` is `/`). Query options: `heartbeat` (seconds, 0 = off),
-/// `connect_timeout` (seconds, fractions allowed), `confirms` (bool), `confirm_timeout`
-/// (seconds), `prefetch` (1..65535), `consume` (push | get), `declare` (classic | quorum |
-/// passive), `cacertfile`, `certfile`, `keyfile`, `verify` (verify_peer | verify_none) and
-/// `verify_hostname` (bool). Errors never contain the password.
-/// @throws ConfigError on anything it cannot use, naming it.
+/// of `base`: what the URL leaves out keeps its value in `base` (by default port 0, i.e. 5672 or
+/// for `amqps://` 5671, user and password `guest`, vhost `/`); the scheme sets `tls.enabled`.
+/// User, password and vhost are percent-decoded. The vhost is one path segment: `/%2f` is the
+/// vhost `/`, `/prod` is `prod`, `/a%2Fb` is `a/b`, a path of just `/` is `/`; an unescaped `/`
+/// after the first (`/a/b`, `//`) is an error, since other clients read it differently. An IPv6
+/// host is written in brackets (`[::1]`) and stored without them.
+///
+/// Query options: `heartbeat` (whole seconds 0..65535, 0 = off), `connect_timeout` and
+/// `confirm_timeout` (seconds > 0, fractions allowed), `confirms` (bool: true/false, 1/0,
+/// yes/no, on/off), `prefetch` (1..65535), `consume` (push | consume | get; consume is push),
+/// `declare` (classic | quorum | passive); TLS, `amqps://` only: `cacertfile`, `certfile` and
+/// `keyfile` (paths; certfile and keyfile both or neither), `verify` (verify_peer |
+/// verify_none; verify_none also turns off verify_hostname) and `verify_hostname` (bool; true
+/// needs verify_peer). Each key at most once; an unknown key is an error naming the known ones.
+/// @throws ConfigError starting "amqp URL: " on anything it cannot use, naming it; the text
+/// never contains the password.
 BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 
 /// A Transport over RabbitMQ (AMQP 0-9-1).
