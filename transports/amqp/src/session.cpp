@@ -302,6 +302,8 @@ void Session::open(Channel& ch) {
     check(amqp_get_rpc_reply(conn_), &ch, "confirm.select");
   }
   if (&ch == &consume_) {
+    acked_prefix_ = 0;
+    acked_ahead_.clear();
     if (options_.consume_mode == ConsumeMode::Push) {
       amqp_basic_qos(conn_, ch.id, 0, static_cast<std::uint16_t>(options_.prefetch), 0);
       check(amqp_get_rpc_reply(conn_), &ch, "basic.qos");
@@ -469,9 +471,23 @@ std::optional<Delivery> Session::get(const std::string& queue) {
   return d;
 }
 
-void Session::ack(const Handle& handle) {
-  if (conn_ == nullptr || !consume_.open || consume_.generation != handle.generation) return;
-  check_status(amqp_basic_ack(conn_, consume_.id, handle.tag, 0), "basic.ack");
+void Session::ack(const std::vector<Handle>& handles) {
+  if (conn_ == nullptr || !consume_.open) return;
+  for (const Handle& h : handles) {
+    if (h.generation == consume_.generation) acked_ahead_.emplace(h.tag, false);
+  }
+  std::uint64_t multiple = 0;
+  while (!acked_ahead_.empty() && acked_ahead_.begin()->first == acked_prefix_ + 1) {
+    if (!acked_ahead_.begin()->second) multiple = acked_prefix_ + 1;
+    ++acked_prefix_;
+    acked_ahead_.erase(acked_ahead_.begin());
+  }
+  if (multiple != 0) check_status(amqp_basic_ack(conn_, consume_.id, multiple, 1), "basic.ack");
+  for (auto& [tag, sent] : acked_ahead_) {
+    if (sent) continue;
+    check_status(amqp_basic_ack(conn_, consume_.id, tag, 0), "basic.ack");
+    sent = true;
+  }
 }
 
 QueueStats Session::stats(const std::string& queue, const std::string& dead_letter_queue) {

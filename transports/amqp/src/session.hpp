@@ -143,8 +143,10 @@ class Session {
   // These throw Error (ConfigError, TransportError, ClosedError).
   void start_consumer(const std::string& queue);
   std::optional<Delivery> get(const std::string& queue);
-  // basic.ack; a stale generation is ignored (the broker requeued it). Throws TransportError.
-  void ack(const Handle& handle);
+  // basic.ack of each handle of the current consume channel (stale ones are ignored: the broker
+  // requeued them): one ack with `multiple` for the tags that extend the settled prefix of the
+  // channel, single acks for the others. Throws TransportError when the connection fails.
+  void ack(const std::vector<Handle>& handles);
   QueueStats stats(const std::string& queue, const std::string& dead_letter_queue);
   std::vector<PeekedMessage> peek(const std::string& queue, std::size_t max);
 
@@ -196,6 +198,10 @@ class Session {
   Channel inspect_{3};
   ConfirmTracker<std::shared_ptr<Completion>> confirms_;
   std::map<std::string, std::string, std::less<>> consumer_queue_;  // consumer tag -> queue
+  // Every tag of the consume channel up to this one is acked.
+  std::uint64_t acked_prefix_ = 0;
+  // Acked tags above the prefix -> whether their basic.ack was sent on its own.
+  std::map<std::uint64_t, bool> acked_ahead_;
   std::optional<Content> content_;
 };
 

@@ -65,9 +65,19 @@ class AmqpTransport::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
     if (!io_.joinable()) io_ = std::thread([this] { loop(); });
-    const bool was_empty = tasks_.empty();
+    const bool was_idle = tasks_.empty() && acks_.empty();
     tasks_.push_back(std::move(task));
-    if (was_empty) wake();
+    if (was_idle) wake();
+    return true;
+  }
+
+  // Queues an ack for the I/O thread, which writes every ack queued before a task it runs.
+  bool post_ack(const Handle& handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    const bool was_idle = tasks_.empty() && acks_.empty();
+    acks_.push_back(handle);
+    if (was_idle) wake();
     return true;
   }
 
@@ -151,11 +161,21 @@ class AmqpTransport::Impl {
   void loop() {
     Session session(options, board);
     std::vector<Task> batch;
+    std::vector<Handle> acks;
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         batch.swap(tasks_);
-        if (batch.empty() && stopping_) break;
+        acks.swap(acks_);
+        if (batch.empty() && acks.empty() && stopping_) break;
+      }
+      if (!acks.empty()) {
+        try {
+          session.ack(acks);
+        } catch (const Error& e) {
+          ack_failed(e);
+        }
+        acks.clear();
       }
       for (Task& task : batch)
         task(session);
@@ -164,7 +184,7 @@ class AmqpTransport::Impl {
       board.notify();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (!tasks_.empty() || stopping_) continue;
+        if (!tasks_.empty() || !acks_.empty() || stopping_) continue;
       }
       pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {session.fd(), POLLIN, 0}};
       const nfds_t n = session.fd() >= 0 ? 2 : 1;
@@ -180,6 +200,7 @@ class AmqpTransport::Impl {
   int wake_fd_ = -1;
   std::mutex mu_;
   std::vector<Task> tasks_;
+  std::vector<Handle> acks_;
   bool stopping_ = false;
   std::thread io_;
   std::mutex ack_mu_;
@@ -335,17 +356,7 @@ Status AmqpTransport::ack(const ReceivedMessage& msg) {
     return Error(ErrorCode::Usage, "amqp: ack of a message this transport did not deliver");
   }
   if (!impl_->board.settle(*handle)) return stale(msg);
-  Impl* impl = impl_.get();
-  const Handle h = *handle;
-  if (!impl->post([impl, h](Session& s) {
-        try {
-          s.ack(h);
-        } catch (const Error& e) {
-          impl->ack_failed(e);
-        }
-      })) {
-    return impl_->guard.error("ack");
-  }
+  if (!impl_->post_ack(*handle)) return impl_->guard.error("ack");
   return {};
 }
 
