@@ -120,9 +120,11 @@ void Board::close() {
 }
 
 Board::Wait Board::take(const std::string& queue, std::chrono::steady_clock::time_point deadline,
-                        std::optional<Delivery>& out, std::optional<Error>& lost) {
+                        std::optional<Delivery>& out, std::optional<Error>& lost,
+                        const std::function<void()>& before_wait) {
   std::unique_lock<std::mutex> lock(mu_);
   Queue& q = queues_[queue];
+  bool waited = false;
   for (;;) {
     if (closed_) return Wait::Closed;
     if (!q.ready.empty()) {
@@ -136,6 +138,13 @@ Board::Wait Board::take(const std::string& queue, std::chrono::steady_clock::tim
       return Wait::Lost;
     }
     if (!q.consuming) return Wait::NotConsuming;
+    if (!waited) {
+      waited = true;
+      lock.unlock();
+      before_wait();
+      lock.lock();
+      continue;
+    }
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && q.ready.empty() && !q.lost &&
         !closed_) {
       return Wait::TimedOut;

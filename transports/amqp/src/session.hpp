@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -86,9 +87,11 @@ class Board {
 
   enum class Wait { Delivered, NotConsuming, Lost, TimedOut, Closed };
   // Waits until `queue` has a delivery (into `out`), has no consumer (NotConsuming), lost its
-  // consumer (Lost, with the error in `lost`), `deadline` passes or close().
+  // consumer (Lost, with the error in `lost`), `deadline` passes or close(). `before_wait` runs
+  // once, unlocked, before the first wait (the transport sends its pending acks then).
   Wait take(const std::string& queue, std::chrono::steady_clock::time_point deadline,
-            std::optional<Delivery>& out, std::optional<Error>& lost);
+            std::optional<Delivery>& out, std::optional<Error>& lost,
+            const std::function<void()>& before_wait);
   // Waits until `deadline` or close(); false when closed.
   bool sleep_until(std::chrono::steady_clock::time_point deadline);
 

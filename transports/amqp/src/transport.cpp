@@ -65,9 +65,8 @@ class AmqpTransport::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
     if (!io_.joinable()) io_ = std::thread([this] { loop(); });
-    const bool was_idle = tasks_.empty() && acks_.empty();
     tasks_.push_back(std::move(task));
-    if (was_idle) wake();
+    wake();
     return true;
   }
 
@@ -75,10 +74,17 @@ class AmqpTransport::Impl {
   bool post_ack(const Handle& handle) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
-    const bool was_idle = tasks_.empty() && acks_.empty();
     acks_.push_back(handle);
-    if (was_idle) wake();
+    // A consumer writes its acks when it runs out of deliveries (send_acks) or once half the
+    // prefetch window waits for them, so the I/O thread is not woken for every one.
+    if (acks_.size() >= ack_batch_) wake();
     return true;
+  }
+
+  // Has the I/O thread write the queued acks now.
+  void send_acks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!acks_.empty()) wake();
   }
 
   // Runs `fn(Session&)` on the I/O thread and returns what it returned or threw.
@@ -153,7 +159,10 @@ class AmqpTransport::Impl {
   }
 
  private:
-  void wake() const {
+  // With mu_ held: one eventfd write until the I/O thread takes the queues.
+  void wake() {
+    if (woken_) return;
+    woken_ = true;
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
   }
@@ -167,6 +176,7 @@ class AmqpTransport::Impl {
         std::lock_guard<std::mutex> lock(mu_);
         batch.swap(tasks_);
         acks.swap(acks_);
+        woken_ = false;
         if (batch.empty() && acks.empty() && stopping_) break;
       }
       if (!acks.empty()) {
@@ -201,6 +211,10 @@ class AmqpTransport::Impl {
   std::mutex mu_;
   std::vector<Task> tasks_;
   std::vector<Handle> acks_;
+  const std::size_t ack_batch_ = options.consume_mode == ConsumeMode::Push
+                                     ? static_cast<std::size_t>(options.prefetch + 1) / 2
+                                     : 1;
+  bool woken_ = false;
   bool stopping_ = false;
   std::thread io_;
   std::mutex ack_mu_;
@@ -325,7 +339,7 @@ Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue
   for (;;) {
     std::optional<Delivery> d;
     std::optional<Error> lost;
-    switch (impl_->board.take(name, deadline, d, lost)) {
+    switch (impl_->board.take(name, deadline, d, lost, [this] { impl_->send_acks(); })) {
       case Board::Wait::Delivered:
         return std::optional<ReceivedMessage>(to_message(std::move(*d)));
       case Board::Wait::NotConsuming: {
