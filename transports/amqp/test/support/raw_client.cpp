@@ -180,7 +180,8 @@ void RawClient::declare(const std::string& queue, bool durable, const RawTable& 
   check("queue.declare " + queue);
 }
 
-int RawClient::declare_error(const std::string& queue, bool durable, const RawTable& arguments) {
+int RawClient::queue_declare_error(const std::string& queue, const RawTable& arguments,
+                                   bool durable) {
   Encoder enc;
   amqp_queue_declare(conn_, channel_, bytes(queue), 0, durable ? 1 : 0, 0, 0, enc.table(arguments));
   const amqp_rpc_reply_t r = amqp_get_rpc_reply(conn_);

@@ -60,7 +60,7 @@ class RawClient {
 
   void declare(const std::string& queue, bool durable = true, const RawTable& arguments = {});
   // The reply code of a declare that the broker refuses (e.g. 406), or 0 when it succeeds.
-  int declare_error(const std::string& queue, bool durable, const RawTable& arguments);
+  int queue_declare_error(const std::string& queue, const RawTable& arguments, bool durable = true);
   // With confirms: returns after the broker's basic.ack.
   void publish(const std::string& queue, const std::string& body, const RawProperties& props = {},
                bool confirm = true);
