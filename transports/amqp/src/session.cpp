@@ -311,8 +311,7 @@ void Session::open(Channel& ch) {
     check(amqp_get_rpc_reply(conn_), &ch, "confirm.select");
   }
   if (&ch == &consume_) {
-    acked_prefix_ = 0;
-    acked_ahead_.clear();
+    unacked_.clear();
     if (options_.consume_mode == ConsumeMode::Push) {
       amqp_basic_qos(conn_, ch.id, 0, static_cast<std::uint16_t>(options_.prefetch), 0);
       check(amqp_get_rpc_reply(conn_), &ch, "basic.qos");
@@ -476,27 +475,29 @@ std::optional<Delivery> Session::get(const std::string& queue) {
   Delivery d = delivery_from(queue, tag, redelivered, message.properties, text_of(message.body));
   amqp_destroy_message(&message);
   amqp_maybe_release_buffers(conn_);
+  unacked_.insert(tag);
   board_.outstanding(d.handle);
   return d;
 }
 
 void Session::ack(const std::vector<Handle>& handles) {
   if (conn_ == nullptr || !consume_.open) return;
+  std::vector<std::uint64_t> tags;
+  tags.reserve(handles.size());
   for (const Handle& h : handles) {
-    if (h.generation == consume_.generation) acked_ahead_.emplace(h.tag, false);
+    if (h.generation == consume_.generation && unacked_.erase(h.tag) == 1) tags.push_back(h.tag);
   }
+  const std::uint64_t low =
+      unacked_.empty() ? std::numeric_limits<std::uint64_t>::max() : *unacked_.begin();
   std::uint64_t multiple = 0;
-  while (!acked_ahead_.empty() && acked_ahead_.begin()->first == acked_prefix_ + 1) {
-    if (!acked_ahead_.begin()->second) multiple = acked_prefix_ + 1;
-    ++acked_prefix_;
-    acked_ahead_.erase(acked_ahead_.begin());
+  for (const std::uint64_t tag : tags) {
+    if (tag < low) {
+      multiple = std::max(multiple, tag);
+    } else {
+      check_status(amqp_basic_ack(conn_, consume_.id, tag, 0), "basic.ack");
+    }
   }
   if (multiple != 0) check_status(amqp_basic_ack(conn_, consume_.id, multiple, 1), "basic.ack");
-  for (auto& [tag, sent] : acked_ahead_) {
-    if (sent) continue;
-    check_status(amqp_basic_ack(conn_, consume_.id, tag, 0), "basic.ack");
-    sent = true;
-  }
 }
 
 QueueStats Session::stats(const std::string& queue, const std::string& dead_letter_queue) {
@@ -636,7 +637,10 @@ void Session::handle(const amqp_frame_t& frame) {
 }
 
 void Session::finish_content() {
-  if (!content_->discard) board_.deliver(std::move(content_->delivery));
+  if (!content_->discard) {
+    unacked_.insert(content_->delivery.handle.tag);
+    board_.deliver(std::move(content_->delivery));
+  }
   content_.reset();
 }
 

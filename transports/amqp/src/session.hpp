@@ -147,7 +147,7 @@ class Session {
   void start_consumer(const std::string& queue);
   std::optional<Delivery> get(const std::string& queue);
   // basic.ack of each handle of the current consume channel (stale ones are ignored: the broker
-  // requeued them): one ack with `multiple` for the tags that extend the settled prefix of the
+  // requeued them): one ack with `multiple` for those below every unacked delivery of the
   // channel, single acks for the others. Throws TransportError when the connection fails.
   void ack(const std::vector<Handle>& handles);
   QueueStats stats(const std::string& queue, const std::string& dead_letter_queue);
@@ -201,10 +201,9 @@ class Session {
   Channel inspect_{3};
   ConfirmTracker<std::shared_ptr<Completion>> confirms_;
   std::map<std::string, std::string, std::less<>> consumer_queue_;  // consumer tag -> queue
-  // Every tag of the consume channel up to this one is acked.
-  std::uint64_t acked_prefix_ = 0;
-  // Acked tags above the prefix -> whether their basic.ack was sent on its own.
-  std::map<std::uint64_t, bool> acked_ahead_;
+  // Tags of the consume channel delivered and not acked yet: a basic.ack with `multiple` may
+  // cover every tag below the lowest of them.
+  std::set<std::uint64_t> unacked_;
   std::optional<Content> content_;
 };
 
