@@ -469,15 +469,38 @@ std::optional<Delivery> Session::get(const std::string& queue) {
   const auto* ok = static_cast<const amqp_basic_get_ok_t*>(reply.reply.decoded);
   const std::uint64_t tag = ok->delivery_tag;
   const bool redelivered = ok->redelivered != 0;
-  amqp_message_t message{};
-  check(amqp_read_message(conn_, ch.id, &message, 0), &ch,
-        "reading the message from " + quoted(queue));
-  Delivery d = delivery_from(queue, tag, redelivered, message.properties, text_of(message.body));
-  amqp_destroy_message(&message);
-  amqp_maybe_release_buffers(conn_);
-  unacked_.insert(tag);
-  board_.outstanding(d.handle);
+  // Frames rabbitmq-c queued during the call came before the get-ok: they complete the pushed
+  // deliveries of the channel (content frames of one message are never split by another
+  // method), so its own content comes next, through the same reassembly.
+  handle_until([this] { return !amqp_frames_enqueued(conn_); }, "basic.get from " + quoted(queue));
+  Content c;
+  c.for_get = true;
+  c.delivery.queue = queue;
+  c.delivery.handle = Handle{ch.generation, tag};
+  c.delivery.redelivered = redelivered;
+  content_ = std::move(c);
+  got_.reset();
+  handle_until([this] { return !content_ || !content_->for_get; },
+               "reading the message from " + quoted(queue));
+  std::optional<Delivery> d = std::move(got_);
+  got_.reset();
+  if (!d)
+    throw TransportError("amqp: the channel closed while reading the message from " +
+                         quoted(queue));
+  board_.outstanding(d->handle);
   return d;
+}
+
+template <class Done>
+void Session::handle_until(Done done, const std::string& what) {
+  timeval timeout = timeval_of(options_.connect_timeout);
+  while (conn_ != nullptr && !done()) {
+    amqp_frame_t frame{};
+    const int rc = amqp_simple_wait_frame_noblock(conn_, &frame, &timeout);
+    if (rc != AMQP_STATUS_OK) lost(what + ": " + amqp_error_string2(rc));
+    handle(frame);
+  }
+  if (conn_ == nullptr) throw TransportError("amqp: " + what + ": the connection was lost");
 }
 
 void Session::ack(const std::vector<Handle>& handles) {
@@ -639,7 +662,11 @@ void Session::handle(const amqp_frame_t& frame) {
 void Session::finish_content() {
   if (!content_->discard) {
     unacked_.insert(content_->delivery.handle.tag);
-    board_.deliver(std::move(content_->delivery));
+    if (content_->for_get) {
+      got_ = std::move(content_->delivery);
+    } else {
+      board_.deliver(std::move(content_->delivery));
+    }
   }
   content_.reset();
 }

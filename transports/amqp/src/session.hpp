@@ -173,6 +173,7 @@ class Session {
     std::uint64_t size = 0;
     bool have_header = false;
     bool discard = false;  // basic.return: read and dropped
+    bool for_get = false;  // the answer to our basic.get: goes to got_, not to the Board
   };
 
   void connect();
@@ -190,6 +191,9 @@ class Session {
   void handle(const amqp_frame_t& frame);
   void handle_method(const amqp_frame_t& frame);
   void finish_content();
+  // Handles frames until `done()` (at most `connect_timeout` between two frames).
+  template <class Done>
+  void handle_until(Done done, const std::string& what);
   Delivery delivery_from(const std::string& queue, std::uint64_t tag, bool redelivered,
                          const amqp_basic_properties_t& props, std::string body) const;
 
@@ -205,6 +209,7 @@ class Session {
   // cover every tag below the lowest of them.
   std::set<std::uint64_t> unacked_;
   std::optional<Content> content_;
+  std::optional<Delivery> got_;
 };
 
 }  // namespace babelqueue::amqp::detail

@@ -176,7 +176,11 @@ class AmqpTransport::Impl {
         std::lock_guard<std::mutex> lock(mu_);
         batch.swap(tasks_);
         acks.swap(acks_);
-        woken_ = false;
+        if (woken_) {  // consumed here, so poll() does not return at once for it
+          woken_ = false;
+          std::uint64_t count = 0;
+          [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
+        }
         if (batch.empty() && acks.empty() && stopping_) break;
       }
       if (!acks.empty()) {
@@ -199,10 +203,7 @@ class AmqpTransport::Impl {
       pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {session.fd(), POLLIN, 0}};
       const nfds_t n = session.fd() >= 0 ? 2 : 1;
       const int timeout = n == 2 ? static_cast<int>(session.poll_interval().count()) : -1;
-      if (::poll(fds, n, timeout) > 0 && (fds[0].revents & POLLIN) != 0) {
-        std::uint64_t count = 0;
-        [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
-      }
+      ::poll(fds, n, timeout);
     }
     session.shutdown();
   }
