@@ -3,8 +3,11 @@
 #pragma once
 
 // The `babelqueue` binary as a child process of a test: stdin /dev/null, stdout and stderr in
-// temporary files, its exit status. Shared by the CLI tests of every transport; the including
-// test defines BABELQUEUE_CLI (the binary's path, from $<TARGET_FILE:babelqueue>).
+// temporary files, its exit status; and the queue commands every transport's CLI test runs.
+// The including test defines BABELQUEUE_CLI (the binary's path, from
+// $<TARGET_FILE:babelqueue>).
+
+#include <babelqueue/json.hpp>
 
 #include <gtest/gtest.h>
 
@@ -21,10 +24,13 @@
 #include <iterator>
 #include <optional>
 #include <ostream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #ifndef BABELQUEUE_CLI
@@ -164,6 +170,59 @@ inline CliRun run_cli(const std::vector<std::string>& args) {
   const std::optional<int> code = p.wait(kCommandLimit);
   if (!code) ADD_FAILURE() << "babelqueue did not end within " << kCommandLimit.count() << " s";
   return CliRun{code.value_or(-1), p.out(), p.err()};
+}
+
+inline constexpr const char* kCliUrn = "urn:babel:orders:created";
+
+// `publish --url URL --queue QUEUE [extra...] kCliUrn DATA`, which must exit 0 and print a UUID
+// v4; the printed meta.id.
+inline std::string publish_via_cli(const std::string& url, const std::string& queue,
+                                   const std::vector<std::string>& extra = {},
+                                   const std::string& data = R"({"order_id":1042})") {
+  std::vector<std::string> args = {"publish", "--url", url, "--queue", queue};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.emplace_back(kCliUrn);
+  args.push_back(data);
+  const CliRun r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  static const std::regex uuid(
+      "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n");
+  EXPECT_TRUE(std::regex_match(r.out, uuid)) << r;
+  return r.out.substr(0, r.out.empty() ? 0 : r.out.size() - 1);
+}
+
+// `queue stats --url URL --queue QUEUE --json [extra...]`, parsed (null after a failure).
+inline Json stats_via_cli(const std::string& url, const std::string& queue,
+                          const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"queue", "stats", "--url", url, "--queue", queue, "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CliRun r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  auto parsed = Json::try_parse(r.out);
+  if (!parsed) {
+    ADD_FAILURE() << "queue stats --json printed no JSON: " << r;
+    return Json();
+  }
+  return std::move(parsed).value();
+}
+
+// The count `name` of a `queue stats --json` object; -1 when absent or not an integer.
+inline long long count_of(const Json& stats, std::string_view name) {
+  const Json* v = stats.find(name);
+  return v != nullptr && v->as_int64() ? *v->as_int64() : -1;
+}
+
+// Publishes one message to `queue` and lets `work --exec 'exit 3'` fail it twice (max attempts
+// 2), so that it is dead-lettered to QUEUE.dlq; its meta.id.
+inline std::string dead_lettered_via_cli(const std::string& url, const std::string& queue) {
+  const std::string id = publish_via_cli(url, queue);
+  const CliRun r = run_cli({"work", "--url", url, "--queue", queue, "--drain", "--exec", "exit 3",
+                            "--max-attempts", "2", "--dead-letter"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " + queue + ".dlq"),
+            std::string::npos)
+      << r;
+  return id;
 }
 
 }  // namespace babelqueue::cli::test

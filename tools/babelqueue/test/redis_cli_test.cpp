@@ -42,7 +42,7 @@ using babelqueue::cli::test::run_cli;
 using babelqueue::cli::test::TempFile;
 using std::chrono::milliseconds;
 
-constexpr const char* kUrn = "urn:babel:orders:created";
+constexpr const char* kUrn = babelqueue::cli::test::kCliUrn;
 
 // Polls `condition` until it holds or `limit` passes; returns its last value.
 template <class F>
@@ -75,51 +75,18 @@ class RedisCliTest : public babelqueue::redis::test::SharedRedisServerTest {
  protected:
   [[nodiscard]] std::string url() const { return server().url(); }
 
-  // `publish` of `urn` with `data` plus `extra` options; returns the printed meta.id.
   std::string publish(const std::string& queue, const std::vector<std::string>& extra = {},
                       const std::string& data = R"({"order_id":1042})") {
-    std::vector<std::string> args = {"publish", "--url", url(), "--queue", queue};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(kUrn);
-    args.push_back(data);
-    const CliRun r = run_cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r;
-    static const std::regex uuid(
-        "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n");
-    EXPECT_TRUE(std::regex_match(r.out, uuid)) << r;
-    return r.out.substr(0, r.out.size() - 1);
+    return babelqueue::cli::test::publish_via_cli(url(), queue, extra, data);
   }
-
-  // `queue stats --json` of `queue` plus `extra` options, parsed.
   Json stats(const std::string& queue, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"queue", "stats", "--url", url(), "--queue", queue, "--json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const CliRun r = run_cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r;
-    auto parsed = Json::try_parse(r.out);
-    if (!parsed) {
-      ADD_FAILURE() << "queue stats --json printed no JSON: " << r;
-      return Json();
-    }
-    return std::move(parsed).value();
+    return babelqueue::cli::test::stats_via_cli(url(), queue, extra);
   }
-
   static long long count(const Json& stats, std::string_view name) {
-    const Json* v = stats.find(name);
-    return v != nullptr && v->as_int64() ? *v->as_int64() : -1;
+    return babelqueue::cli::test::count_of(stats, name);
   }
-
-  // Publishes one message to `queue` and lets `work --exec 'exit 3'` fail it twice, so that it
-  // is dead-lettered to queue.dlq; returns its meta.id.
   std::string dead_lettered(const std::string& queue) {
-    const std::string id = publish(queue);
-    const CliRun r = run_cli({"work", "--url", url(), "--queue", queue, "--drain", "--exec",
-                              "exit 3", "--max-attempts", "2", "--dead-letter"});
-    EXPECT_EQ(r.exit_code, 0) << r;
-    EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " + queue + ".dlq"),
-              std::string::npos)
-        << r;
-    return id;
+    return babelqueue::cli::test::dead_lettered_via_cli(url(), queue);
   }
 };
 
