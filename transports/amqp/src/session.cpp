@@ -184,6 +184,15 @@ std::string reply_text(std::uint16_t code, amqp_bytes_t text) {
   return std::to_string(code) + " " + text_of(text);
 }
 
+// A channel exception (e.g. a 406 for one queue's declare) also ends the pending confirms and
+// the consumers of the other queues on that channel: they did nothing wrong, so to them the
+// loss is transient, as their next call opens a new channel (AMQP-3).
+Error for_the_others(const Error& why) {
+  if (why.code() != ErrorCode::Transport || why.is_transient()) return why;
+  return TransportError(std::string("amqp: the channel closed under this call (") + why.what() +
+                        "); the next call opens a new one");
+}
+
 amqp_table_entry_t bool_entry(const char* key, bool value) {
   amqp_table_entry_t e{};
   e.key = amqp_cstring_bytes(key);
@@ -412,14 +421,15 @@ void Session::channel_closed(Channel& ch, const Error& why) {
   const bool was_open = ch.open;
   ch.open = false;
   ch.declared.clear();
+  const Error others = for_the_others(why);
   if (&ch == &publish_) {
     for (const std::shared_ptr<Completion>& waiter : confirms_.reset())
-      waiter->set(why);
+      waiter->set(others);
   }
   if (&ch == &consume_ && was_open) {
     consumer_queue_.clear();
     content_.reset();
-    board_.channel_lost(why);
+    board_.channel_lost(others);
   }
 }
 
