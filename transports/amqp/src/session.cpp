@@ -26,21 +26,8 @@ namespace babelqueue::amqp::detail {
 
 using spi::quoted;
 
-// ---- Completion ----
-
-void Completion::set(Status status) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (status_) return;
-    status_ = std::move(status);
-  }
-  cv_.notify_all();
-}
-
-std::optional<Status> Completion::wait_for(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [this] { return status_.has_value(); })) return std::nullopt;
-  return status_;
+Error unshared(const Error& e) {
+  return Error(e.code(), std::string(e.what()), e.is_transient());
 }
 
 // ---- Board ----
@@ -81,7 +68,7 @@ void Board::consumer_ended(const std::string& queue, const Error& why) {
     auto it = queues_.find(queue);
     if (it == queues_.end()) return;
     it->second.consuming = false;
-    it->second.lost = why;
+    it->second.lost = unshared(why);
   }
   cv_.notify_all();
 }
@@ -94,7 +81,7 @@ void Board::channel_lost(const Error& why) {
       q.ready.clear();
       if (q.consuming) {
         q.consuming = false;
-        q.lost = why;
+        q.lost = unshared(why);
       }
     }
   }

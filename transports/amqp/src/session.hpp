@@ -46,18 +46,60 @@ struct Delivery {
   std::int64_t delivery_count = 0;  // quorum queues: x-delivery-count + 1
 };
 
-// The outcome of one publish (or batch), set once by the I/O thread.
-class Completion {
+// A copy of `e` that shares no storage with it. std::runtime_error keeps its message in a
+// reference-counted string whose count changes inside libstdc++, which ThreadSanitizer does not
+// instrument, so two threads releasing copies of one error look like a race to it. Errors go
+// from the I/O thread to the caller's threads only as such copies: each thread releases its own.
+Error unshared(const Error& e);
+inline Status unshared(const Status& s) {
+  return s.ok() ? Status() : Status(unshared(s.error()));
+}
+template <class T>
+Result<T> unshared(Result<T> r) {
+  if (r.has_value()) return r;
+  return Result<T>(unshared(r.error()));
+}
+
+// One outcome handed from the I/O thread to the caller waiting for it: set once, taken once.
+template <class T>
+class Handoff {
  public:
-  void set(Status status);
+  void set(T value) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (value_ || taken_) return;
+      value_.emplace(unshared(std::move(value)));
+    }
+    cv_.notify_all();
+  }
   // The outcome, or nullopt when it did not come within `timeout`.
-  std::optional<Status> wait_for(std::chrono::milliseconds timeout);
+  std::optional<T> take_within(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [this] { return value_.has_value(); })) return std::nullopt;
+    return take_locked();
+  }
+  T take() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return value_.has_value(); });
+    return std::move(*take_locked());
+  }
 
  private:
+  std::optional<T> take_locked() {
+    std::optional<T> out = std::move(value_);
+    value_.reset();
+    taken_ = true;
+    return out;
+  }
+
   std::mutex mu_;
   std::condition_variable cv_;
-  std::optional<Status> status_;
+  std::optional<T> value_;
+  bool taken_ = false;
 };
+
+// The outcome of one publish (or batch).
+using Completion = Handoff<Status>;
 
 // Deliveries pushed by the broker, per queue, for the threads in `pop`; the consume channel's
 // current generation, for stale-ack checks.

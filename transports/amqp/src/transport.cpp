@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -91,19 +90,18 @@ class AmqpTransport::Impl {
   template <class F>
   auto run(std::string_view operation, F fn) -> Result<std::invoke_result_t<F&, Session&>> {
     using R = std::invoke_result_t<F&, Session&>;
-    auto promise = std::make_shared<std::promise<Result<R>>>();
-    std::future<Result<R>> future = promise->get_future();
-    const bool posted = post([promise, fn = std::move(fn)](Session& s) mutable {
+    auto outcome = std::make_shared<detail::Handoff<Result<R>>>();
+    const bool posted = post([outcome, fn = std::move(fn)](Session& s) mutable {
       try {
-        promise->set_value(Result<R>(fn(s)));
+        outcome->set(Result<R>(fn(s)));
       } catch (const Error& e) {
-        promise->set_value(Result<R>(e));
+        outcome->set(Result<R>(e));
       } catch (const std::exception& e) {
-        promise->set_value(Result<R>(TransportError(std::string("amqp: ") + e.what())));
+        outcome->set(Result<R>(TransportError(std::string("amqp: ") + e.what())));
       }
     });
     if (!posted) return guard.error(operation);
-    return future.get();
+    return outcome->take();
   }
 
   // Publishes `messages` (already projected) and waits for the broker's confirm.
@@ -117,7 +115,7 @@ class AmqpTransport::Impl {
     std::shared_ptr<Completion> done = job->done;
     if (!post([job](Session& s) { s.publish(*job); })) return guard.error("publish");
     const auto bound = options.connect_timeout + options.confirm_timeout;
-    std::optional<Status> st = done->wait_for(bound);
+    std::optional<Status> st = done->take_within(bound);
     if (!st) {
       return TimeoutError("amqp: no confirm for the publish to " + quoted(queue) + " within " +
                           std::to_string(bound.count()) + " ms (it may still have been stored)");
@@ -138,7 +136,7 @@ class AmqpTransport::Impl {
   // Remembers the first failure of an ack the I/O thread wrote, for flush().
   void ack_failed(const Error& e) {
     std::lock_guard<std::mutex> lock(ack_mu_);
-    if (!ack_error_) ack_error_ = e;
+    if (!ack_error_) ack_error_ = detail::unshared(e);
   }
   std::optional<Error> take_ack_error() {
     std::lock_guard<std::mutex> lock(ack_mu_);
