@@ -206,8 +206,9 @@ class BABELQUEUE_EXPORT AmqpTransport final : public Transport,
   Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
   /// Waits until every ack handed to the I/O thread is written; the first error.
   Status flush() override;
-  /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue (0 when
-  /// it does not exist), by passive declare; in-flight and delayed are not known to AMQP.
+  /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue, by
+  /// passive declare (0 and a detail line for a queue that does not exist); in-flight and
+  /// delayed are not known to AMQP.
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0 = all) messages of `queue`, head first, by basic.get on a separate channel
   /// that is closed afterwards: the broker requeues them in their place (marked redelivered).
