@@ -27,12 +27,13 @@ namespace babelqueue::testing {
 namespace {
 
 // A holding queue's TTL runs from the moment the broker enqueued the message, which is before
-// the publish (or release) returns to us: measured from that return, a delayed message may come
-// early by the confirm round trip. The contract measures from before the call, so the only
-// earliness left is the broker's own clock against ours: RabbitMQ computes the expiry in
-// microseconds of system time and arms an Erlang timer rounded to whole milliseconds. 50 ms
-// covers that with a wide margin and still leaves the contract's 200 ms delay checked from
-// 150 ms on (delay_beyond_granularity).
+// the publish (or release) returns: the confirm of a persistent message comes once it is on disk
+// or has left the queue, so measured from that return a delayed message may come early by up to
+// the whole confirm wait (seen here: 0.03 ms after a 100 ms delayed publish returned). The
+// contract measures from before the call, where the only earliness left is the broker's clock
+// against ours (it computes the expiry from its own system time and rounds to milliseconds;
+// seen here: never less than the delay in 40 tries). 50 ms covers that with a wide margin and
+// still checks the contract's 200 ms delay from 150 ms on (delay_beyond_granularity).
 constexpr std::chrono::milliseconds kTtlGranularity{50};
 
 // The body's mirror on every publish (AMQP-13).
