@@ -539,10 +539,10 @@ QueueStats Session::stats(const std::string& queue, const std::string& dead_lett
     return *ok;
   };
   const auto main = depth(queue);
-  if (!main) throw TransportError("amqp: queue " + quoted(queue) + " does not exist", false);
   QueueStats s;
-  s.ready = main->message_count;
-  s.consumers = main->consumer_count;
+  s.ready = main ? main->message_count : 0;
+  s.consumers = main ? main->consumer_count : 0;
+  if (!main) s.details.emplace_back("queue", quoted(queue) + " not declared");
   const auto dlq = depth(dead_letter_queue);
   s.dead_letter = dlq ? dlq->message_count : 0;
   if (!dlq)

@@ -375,10 +375,6 @@ Status AmqpTransport::ack(const ReceivedMessage& msg) {
 
 Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseconds delay) {
   if (impl_->guard.closed()) return impl_->guard.error("release");
-  if (delay <= std::chrono::milliseconds::zero()) {
-    return Error(ErrorCode::ReleaseUnsupported,
-                 "amqp: no delay: the App republishes and acks (AMQP-25)");
-  }
   const auto* handle = std::any_cast<Handle>(&msg.handle);
   if (handle == nullptr) {
     return Error(ErrorCode::Usage, "amqp: release of a message this transport did not deliver");
@@ -395,7 +391,9 @@ Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseco
   }
   std::vector<Outgoing> one;
   one.push_back(impl_->project(std::move(body.value()), riders));
-  if (Status st = impl_->publish(msg.queue, std::move(one), delay); !st.ok()) return st;
+  const std::optional<std::chrono::milliseconds> holding =
+      delay > std::chrono::milliseconds::zero() ? std::optional(delay) : std::nullopt;
+  if (Status st = impl_->publish(msg.queue, std::move(one), holding); !st.ok()) return st;
   return ack(msg);
 }
 

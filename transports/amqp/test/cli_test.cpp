@@ -42,7 +42,9 @@ class AmqpCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     BABELQUEUE_REQUIRE_RABBITMQ();
-    raw_ = std::make_unique<am::test::RawClient>(server().port());
+    am::test::RawClient::Endpoint endpoint;
+    endpoint.port = server().port();
+    raw_ = std::make_unique<am::test::RawClient>(endpoint);
   }
 
   static am::test::RabbitServer& server() { return am::test::shared_rabbit_server(); }

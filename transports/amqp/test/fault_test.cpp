@@ -225,9 +225,9 @@ class Consumer {
 };
 
 // The broker's counts for `queue` (rabbitmqctl list_queues), nullopt when it is not listed.
-std::optional<RabbitServer::QueueRow> queue_info(const RabbitServer& server,
+std::optional<am::test::QueueInfo> queue_info(const RabbitServer& server,
                                                  const std::string& queue) {
-  for (RabbitServer::QueueRow& q : server.list_queues()) {
+  for (am::test::QueueInfo& q : server.list_queues()) {
     if (q.name == queue) return q;
   }
   return std::nullopt;
@@ -305,8 +305,10 @@ TEST(AmqpFaultTest, AMQPT13_ChannelErrorLeavesOtherQueuesWorking) {
   const RabbitServer& server = am::test::shared_rabbit_server();
   const std::string bad = unique_queue_name();
   const std::string good = unique_queue_name();
-  RawClient raw(server.port());
-  raw.declare(bad, true, {{"x-max-length", am::test::RawField::of('l', 10)}});
+  RawClient::Endpoint endpoint;
+  endpoint.port = server.port();
+  RawClient raw(endpoint);
+  raw.declare(bad, true, {{"x-max-length", am::test::RawField::int64(10)}});
   Consumer consumer(server.url(), good);
   am::AmqpTransport& t = *consumer.transport();
   Producer producer(consumer.transport(), good);

@@ -1,305 +1,418 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
-
 #include "rabbit_server.hpp"
 
-#include <amqp.h>
-#include <amqp_tcp_socket.h>
-
-#include <fcntl.h>
-#include <glob.h>
-#include <sys/time.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
-#include <string_view>
+#include <utility>
 
-extern char** environ;  // NOLINT: POSIX
+#include "raw_client.hpp"
 
 namespace babelqueue::amqp::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
-using babelqueue::testing::find_executable;
 
-constexpr std::string_view kServer = "/usr/lib/rabbitmq/bin/rabbitmq-server";
-constexpr std::string_view kCtl = "/usr/lib/rabbitmq/bin/rabbitmqctl";
+// find_program()'s results, set by CMake.
+constexpr std::string_view kConfiguredServer = BABELQUEUE_RABBITMQ_SERVER;
+constexpr std::string_view kConfiguredCtl = BABELQUEUE_RABBITMQCTL;
+constexpr std::string_view kConfiguredEpmd = BABELQUEUE_EPMD;
+constexpr std::string_view kConfiguredErlCall = BABELQUEUE_ERL_CALL;
+constexpr std::string_view kConfiguredOpenssl = BABELQUEUE_OPENSSL;
+// Where Debian keeps the scripts that run as the calling user; the /usr/sbin ones are wrappers
+// that switch to the rabbitmq user.
+constexpr std::string_view kRabbitmqScripts = "/usr/lib/rabbitmq/bin/";
 
-std::optional<std::string> epmd_path() {
-  glob_t g{};
-  std::optional<std::string> found;
-  if (::glob("/usr/lib/erlang/erts-*/bin/epmd", 0, nullptr, &g) == 0 && g.gl_pathc > 0) {
-    found = g.gl_pathv[0];
+// Per readiness probe; a probe that fails is repeated until the start deadline.
+constexpr std::chrono::milliseconds kProbeTimeout{1000};
+// Boot takes 4-9 s on a shared 2-core machine.
+constexpr std::chrono::milliseconds kStartTimeout{60'000};
+constexpr std::chrono::milliseconds kStopGrace{30'000};
+constexpr std::chrono::milliseconds kProbeInterval{20};
+// What the node prints when its AMQP or TLS listener port is taken (BrokerProcess retries), and
+// when its distribution port is (the constructor retries).
+constexpr std::string_view kListenerPortTaken = "eaddrinuse";
+constexpr std::string_view kDistPortTaken = "dist_port_already_used";
+constexpr int kMaxDistPortAttempts = 3;
+// What epmd -d prints when another process holds its port, and for each names request.
+constexpr std::string_view kEpmdPortTaken = "there is already a epmd running";
+constexpr std::string_view kEpmdNamesRequest = "** got NAMES_REQ";
+// The value eval() appends to the caller's expressions; erl_call prints `{ok, Value}`.
+constexpr std::string_view kEvalDone = "{ok, bq_eval_done}";
+
+// The configured path, else Debian's; not PATH, whose /usr/sbin ones are the wrappers.
+std::optional<std::string> rabbitmq_script(std::string_view name, std::string_view configured) {
+  for (std::string path :
+       {std::string(configured), std::string(kRabbitmqScripts) + std::string(name)}) {
+    if (::access(path.c_str(), X_OK) == 0) return path;
   }
-  ::globfree(&g);
-  return found;
+  return std::nullopt;
 }
 
-bool executable(std::string_view path) {
-  return ::access(std::string(path).c_str(), X_OK) == 0;
+std::optional<std::string> server_executable() {
+  return rabbitmq_script("rabbitmq-server", kConfiguredServer);
 }
 
-// Runs argv with `env` added, stdout and stderr into one string; the exit code.
-RabbitServer::CtlResult run(const std::vector<std::string>& argv,
-                            const std::map<std::string, std::string>& env) {
-  char path[] = "/tmp/bq-amqp-run-XXXXXX";
-  const int out = ::mkstemp(path);
-  if (out < 0) throw std::runtime_error("mkstemp failed");
-  ::unlink(path);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    const int null = ::open("/dev/null", O_RDONLY);
-    ::dup2(null, STDIN_FILENO);
-    for (const auto& [k, v] : env)
-      ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execve(args[0], args.data(), environ);
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  RabbitServer::CtlResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  ::lseek(out, 0, SEEK_SET);
-  char buf[4096];
-  for (ssize_t n; (n = ::read(out, buf, sizeof buf)) > 0;)
-    r.output.append(buf, static_cast<std::size_t>(n));
-  ::close(out);
-  return r;
+std::string required(std::optional<std::string> path) {
+  if (!path) throw std::runtime_error(*rabbit_server_unavailable());
+  return *path;
 }
 
-// An AMQP connection and login as guest succeed.
-bool answers_amqp(int port) {
-  amqp_connection_state_t conn = amqp_new_connection();
-  amqp_socket_t* socket = amqp_tcp_socket_new(conn);
-  timeval tv{1, 0};
-  bool ok = false;
-  if (socket != nullptr && amqp_socket_open_noblock(socket, "127.0.0.1", port, &tv) == 0) {
-    amqp_set_handshake_timeout(conn, &tv);
-    const amqp_rpc_reply_t r = amqp_login(conn, "/", 0, AMQP_DEFAULT_FRAME_SIZE, 0,
-                                          AMQP_SASL_METHOD_PLAIN, "guest", "guest");
-    ok = r.reply_type == AMQP_RESPONSE_NORMAL;
-    if (ok) amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
-  }
-  amqp_destroy_connection(conn);
-  return ok;
+std::string node_name_of(int port) {
+  return "bq_" + std::to_string(port) + "@localhost";
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + path);
+std::string percent_encode(std::string_view text, std::string_view also_plain = {}) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                            c == '~' || also_plain.find(c) != std::string_view::npos;
+    if (unreserved) {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0x0f];
+    }
+  }
+  return out;
+}
+
+// An Erlang binary literal of `text`'s bytes: no quoting or encoding question arises.
+std::string erlang_binary(std::string_view text) {
+  std::string out = "<<";
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(static_cast<unsigned char>(text[i]));
+  }
+  return out + ">>";
+}
+
+std::string hex_decode(std::string_view hex) {
+  if (hex.size() % 2 != 0) throw std::runtime_error("bad hex from the node: " + std::string(hex));
+  std::string out;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return out;
+}
+
+void write_file(const std::string& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+// The environment both the node and rabbitmqctl need: every file and directory in the data
+// directory, the node's name and ports, and our epmd.
+std::map<std::string, std::string> node_environment(const std::string& dir, int port, int dist_port,
+                                                    int epmd_port) {
+  return {
+      {"HOME", dir + "/home"},
+      {"RABBITMQ_CONF_ENV_FILE", dir + "/rabbitmq-env.conf"},
+      {"RABBITMQ_CONFIG_FILE", dir + "/rabbitmq.conf"},
+      {"RABBITMQ_ENABLED_PLUGINS_FILE", dir + "/enabled_plugins"},
+      {"RABBITMQ_NODENAME", node_name_of(port)},
+      {"RABBITMQ_MNESIA_BASE", dir + "/mnesia"},
+      {"RABBITMQ_LOG_BASE", dir + "/log"},
+      {"RABBITMQ_PID_FILE", dir + "/pid"},
+      {"RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1"},
+      {"RABBITMQ_NODE_PORT", std::to_string(port)},
+      {"RABBITMQ_DIST_PORT", std::to_string(dist_port)},
+      {"ERL_EPMD_PORT", std::to_string(epmd_port)},
+      {"ERL_EPMD_ADDRESS", "127.0.0.1"},
+  };
+}
+
+BrokerProcess::Spec epmd_spec() {
+  const std::string exe = required(babelqueue::testing::find_executable("epmd", kConfiguredEpmd));
+  BrokerProcess::Spec spec;
+  spec.name = "epmd";
+  // In the foreground, so its PID is ours (a node would otherwise spawn `epmd -daemon`, which
+  // outlives it). -d: it logs the requests it serves and why it exits.
+  spec.launch = [exe](const BrokerProcess& p) {
+    return BrokerProcess::Launch{
+        {exe, "-d", "-port", std::to_string(p.port()), "-address", "127.0.0.1"}};
+  };
+  // Another process on the port would answer too: only a request our epmd logged counts.
+  spec.ready = [exe](const BrokerProcess& p) {
+    return run_command({exe, "-port", std::to_string(p.port()), "-names"}).exit_code == 0 &&
+           p.log_tail(1000).find(kEpmdNamesRequest) != std::string::npos;
+  };
+  spec.port_taken_marker = std::string(kEpmdPortTaken);
+  return spec;
 }
 
 }  // namespace
 
 std::optional<std::string> rabbit_server_unavailable() {
-  if (!executable(kServer))
-    return std::string(kServer) + " not found (apt-get install rabbitmq-server)";
-  if (!epmd_path()) return std::string("epmd not found under /usr/lib/erlang");
-  return std::nullopt;
+  std::string missing;
+  const auto check = [&missing](std::string_view name, const std::optional<std::string>& path) {
+    if (!path) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  };
+  check("rabbitmq-server", server_executable());
+  check("rabbitmqctl", rabbitmq_script("rabbitmqctl", kConfiguredCtl));
+  check("epmd", babelqueue::testing::find_executable("epmd", kConfiguredEpmd));
+  check("erl_call", babelqueue::testing::find_executable("erl_call", kConfiguredErlCall));
+  check("openssl", babelqueue::testing::find_executable("openssl", kConfiguredOpenssl));
+  if (missing.empty()) return std::nullopt;
+  return "RabbitMQ test node unavailable: " + missing +
+         " not found (configured at build time or in " + std::string(kRabbitmqScripts) +
+         " or on PATH); install them (Debian: apt-get install rabbitmq-server erlang-base openssl)";
 }
 
 RabbitServer::RabbitServer() : RabbitServer(Config{}) {}
 
-RabbitServer::RabbitServer(Config config) : config_(std::move(config)) {
-  BrokerProcess::Spec epmd;
-  epmd.name = "epmd";
-  const std::string epmd_exe = *epmd_path();
-  epmd.launch = [epmd_exe](const BrokerProcess& p) {
-    return BrokerProcess::Launch{
-        {epmd_exe, "-port", std::to_string(p.port()), "-address", "127.0.0.1"}};
-  };
-  epmd.port_taken_marker = "address already in use";
-  epmd_ = std::make_unique<BrokerProcess>(std::move(epmd));
-
-  BrokerProcess::Spec node;
-  node.name = "rabbitmq";
-  node.ports = 3;  // AMQP, distribution, TLS
-  node.start_timeout = std::chrono::seconds(60);
-  node.probe_interval = std::chrono::milliseconds(100);
-  node.stop_grace = std::chrono::seconds(15);
-  node.port_taken_marker = "eaddrinuse";
-  const int epmd_port = epmd_->port();
-  node.launch = [this, epmd_port](const BrokerProcess& p) {
-    const std::string d = p.dir();
-    if (config_.tls && ca_file_.empty()) make_certificates_in(d);
+RabbitServer::RabbitServer(Config config) : config_(std::move(config)), epmd_(epmd_spec()) {
+  const std::string exe = required(server_executable());
+  BrokerProcess::Spec spec;
+  spec.name = "rabbitmq";
+  // AMQP, distribution, TLS.
+  spec.ports = config_.tls ? 3 : 2;
+  spec.launch = [this, exe](const BrokerProcess& p) {
+    const std::string& d = p.dir();
+    std::filesystem::create_directories(d + "/home");
+    write_file(d + "/rabbitmq-env.conf", "");
+    write_file(d + "/enabled_plugins", "[].\n");
     std::string conf = "listeners.tcp.1 = 127.0.0.1:" + std::to_string(p.port(0)) + "\n";
-    conf += "loopback_users.guest = true\n";
-    if (config_.heartbeat > 0) conf += "heartbeat = " + std::to_string(config_.heartbeat) + "\n";
+    // Sent in connection.start: the readiness probe recognises the node by it (the default is
+    // the node name with the machine's host name).
+    conf += "cluster_name = " + node_name_of(p.port(0)) + "\n";
+    // Everything to stdout, which is the BrokerProcess log.
+    conf += "log.file = false\nlog.console = true\nlog.console.level = info\n";
+    if (config_.heartbeat) conf += "heartbeat = " + std::to_string(*config_.heartbeat) + "\n";
     if (config_.tls) {
+      if (!std::filesystem::exists(tls_dir() + "/ca.pem")) make_certificates();
       conf += "listeners.ssl.1 = 127.0.0.1:" + std::to_string(p.port(2)) + "\n";
-      conf += "ssl_options.cacertfile = " + d + "/ca.pem\n";
-      conf += "ssl_options.certfile = " + d + "/server.pem\n";
-      conf += "ssl_options.keyfile = " + d + "/server.key\n";
-      conf += "ssl_options.verify = verify_none\n";
-      conf += "ssl_options.fail_if_no_peer_cert = false\n";
+      conf += "ssl_options.cacertfile = " + tls_dir() + "/ca.pem\n";
+      conf += "ssl_options.certfile = " + tls_dir() + "/server.pem\n";
+      conf += "ssl_options.keyfile = " + tls_dir() + "/server.key\n";
+      conf += "ssl_options.verify = verify_none\nssl_options.fail_if_no_peer_cert = false\n";
     }
     for (const std::string& line : config_.extra_conf)
       conf += line + "\n";
     write_file(d + "/rabbitmq.conf", conf);
-    write_file(d + "/rabbitmq-env.conf", "");
-    write_file(d + "/enabled_plugins", "[].\n");
-    std::filesystem::create_directories(d + "/home");
-    BrokerProcess::Launch l;
-    l.argv = {std::string(kServer)};
-    l.env = {
-        {"HOME", d + "/home"},
-        {"RUNNING_UNDER_SYSTEMD", "1"},
-        {"RABBITMQ_CONF_ENV_FILE", d + "/rabbitmq-env.conf"},
-        {"RABBITMQ_CONFIG_FILE", d + "/rabbitmq.conf"},
-        {"RABBITMQ_ENABLED_PLUGINS_FILE", d + "/enabled_plugins"},
-        {"RABBITMQ_NODENAME", "bq_" + std::to_string(p.port(0)) + "@localhost"},
-        {"RABBITMQ_MNESIA_BASE", d + "/mnesia"},
-        {"RABBITMQ_LOG_BASE", d + "/log"},
-        {"RABBITMQ_PID_FILE", d + "/pid"},
-        {"RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1"},
-        {"RABBITMQ_NODE_PORT", std::to_string(p.port(0))},
-        {"RABBITMQ_DIST_PORT", std::to_string(p.port(1))},
-        {"ERL_EPMD_PORT", std::to_string(epmd_port)},
-        {"ERL_EPMD_ADDRESS", "127.0.0.1"},
-        {"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}"},
-    };
-    return l;
+
+    BrokerProcess::Launch launch{{exe}, node_environment(d, p.port(0), p.port(1), epmd_.port())};
+    // The script execs erl only when input is allowed (else it stays as a shell that forwards
+    // signals, and beam would be its child, outside PR_SET_PDEATHSIG); -noinput keeps the VM
+    // off stdin. The distribution listens on 127.0.0.1 only.
+    launch.env["RABBITMQ_ALLOW_INPUT"] = "true";
+    launch.env["RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS"] =
+        "-noinput -kernel inet_dist_use_interface {127,0,0,1}";
+    return launch;
   };
-  node.ready = [](const BrokerProcess& p) { return answers_amqp(p.port(0)); };
-  node_ = std::make_unique<BrokerProcess>(std::move(node));
+  // A login that a foreign broker on the port could also accept counts only when the node
+  // names itself as ours.
+  spec.ready = [](const BrokerProcess& p) {
+    RawClient::Endpoint endpoint;
+    endpoint.port = p.port(0);
+    endpoint.timeout = kProbeTimeout;
+    const RawClient probe(endpoint);
+    return probe.server_property("cluster_name") == node_name_of(p.port(0));
+  };
+  spec.port_taken_marker = std::string(kListenerPortTaken);
+  spec.start_timeout = kStartTimeout;
+  spec.probe_interval = kProbeInterval;
+  spec.stop_grace = kStopGrace;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      node_.emplace(spec);
+      return;
+    } catch (const std::runtime_error& e) {
+      if (attempt == kMaxDistPortAttempts ||
+          std::string_view(e.what()).find(kDistPortTaken) == std::string_view::npos) {
+        throw;
+      }
+    }
+  }
 }
 
-RabbitServer::~RabbitServer() = default;
-
-void RabbitServer::make_certificates_in(const std::string& d) {
-  const std::string openssl = find_executable("openssl").value_or("/usr/bin/openssl");
-  const auto must = [&](const std::vector<std::string>& argv) {
-    const CtlResult r = run(argv, {});
-    if (r.exit_code != 0) throw std::runtime_error("openssl failed: " + r.output);
-  };
-  const auto ca = [&](const std::string& name) {
-    must({openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-          "-keyout", d + "/" + name + ".key", "-out", d + "/" + name + ".pem", "-days", "2",
-          "-subj", "/CN=babelqueue test " + name});
-  };
-  ca("ca");
-  ca("wrong-ca");
-  write_file(d + "/san.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  must({openssl, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-        d + "/server.key", "-out", d + "/server.csr", "-subj", "/CN=localhost"});
-  must({openssl, "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey",
-        d + "/ca.key", "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile",
-        d + "/san.ext"});
-  ca_file_ = d + "/ca.pem";
-  wrong_ca_file_ = d + "/wrong-ca.pem";
-}
-
-int RabbitServer::port() const {
-  return node_->port(0);
-}
 int RabbitServer::tls_port() const {
+  require_tls("tls_port");
   return node_->port(2);
 }
-std::string RabbitServer::url() const {
-  return "amqp://guest:guest@127.0.0.1:" + std::to_string(port()) + "/";
+
+std::string RabbitServer::url(std::string_view vhost) const {
+  std::string url = "amqp://guest:guest@127.0.0.1:";
+  url += std::to_string(port());
+  url += '/';
+  if (vhost != "/") url += percent_encode(vhost);
+  return url;
 }
-std::string RabbitServer::tls_url() const {
-  return "amqps://guest:guest@localhost:" + std::to_string(tls_port()) + "/?cacertfile=" + ca_file_;
+
+std::string RabbitServer::tls_url(std::string_view vhost) const {
+  std::string url = "amqps://guest:guest@localhost:";
+  url += std::to_string(tls_port());
+  url += '/';
+  if (vhost != "/") url += percent_encode(vhost);
+  url += "?cacertfile=";
+  url += percent_encode(ca_file(), "/");
+  return url;
 }
-pid_t RabbitServer::pid() const {
-  return node_->pid();
+
+std::string RabbitServer::ca_file() const {
+  require_tls("ca_file");
+  return tls_dir() + "/ca.pem";
 }
+
+std::string RabbitServer::wrong_ca_file() const {
+  require_tls("wrong_ca_file");
+  return tls_dir() + "/wrong-ca.pem";
+}
+
 std::string RabbitServer::node_name() const {
-  return "bq_" + std::to_string(port()) + "@localhost";
-}
-const std::string& RabbitServer::dir() const {
-  return node_->dir();
-}
-void RabbitServer::kill() {
-  node_->kill();
-}
-void RabbitServer::stop() {
-  node_->stop();
-}
-void RabbitServer::start() {
-  node_->start();
-}
-std::string RabbitServer::log_tail(std::size_t lines) const {
-  return node_->log_tail(lines);
+  return node_name_of(port());
 }
 
-std::map<std::string, std::string> RabbitServer::ctl_env() const {
-  return {{"HOME", dir() + "/home"},
-          {"ERL_EPMD_PORT", std::to_string(epmd_->port())},
-          {"ERL_EPMD_ADDRESS", "127.0.0.1"},
-          {"RABBITMQ_CONF_ENV_FILE", dir() + "/rabbitmq-env.conf"}};
+void RabbitServer::require_tls(std::string_view what) const {
+  if (!config_.tls)
+    throw std::logic_error("RabbitServer::" + std::string(what) + " needs Config::tls");
 }
 
-RabbitServer::CtlResult RabbitServer::ctl(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {std::string(kCtl), "-n", node_name(), "-q"};
+std::string RabbitServer::tls_dir() const {
+  return node_->dir() + "/tls";
+}
+
+void RabbitServer::make_certificates() const {
+  const std::string openssl =
+      required(babelqueue::testing::find_executable("openssl", kConfiguredOpenssl));
+  const std::string d = tls_dir();
+  std::filesystem::create_directories(d);
+  // Our own config: the system one may add extensions (and -addext would then duplicate them).
+  write_file(
+      d + "/openssl.cnf",
+      "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = unused\n"
+      "[ca]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n"
+      "subjectKeyIdentifier = hash\n"
+      "[server]\nbasicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature\n"
+      "extendedKeyUsage = serverAuth\nsubjectAltName = DNS:localhost,IP:127.0.0.1\n"
+      "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n");
+  const auto run = [&openssl, &d](std::vector<std::string> args) {
+    args.insert(args.begin(), openssl);
+    const CommandResult result = run_command(args, {{"OPENSSL_CONF", d + "/openssl.cnf"}});
+    if (result.exit_code != 0) {
+      throw std::runtime_error("openssl " + args.at(1) + " failed (exit " +
+                               std::to_string(result.exit_code) + "): " + result.output);
+    }
+  };
+  // P-256 keys: generated in milliseconds.
+  const auto self_signed_ca = [&run, &d](const std::string& name, const std::string& cn) {
+    run({"req", "-x509", "-config", d + "/openssl.cnf", "-extensions", "ca", "-newkey", "ec",
+         "-pkeyopt", "ec_paramgen_curve:P-256", "-noenc", "-keyout", d + "/" + name + ".key",
+         "-out", d + "/" + name + ".pem", "-days", "3650", "-subj", "/CN=" + cn});
+  };
+  self_signed_ca("ca", "babelqueue test CA");
+  self_signed_ca("wrong-ca", "babelqueue unrelated test CA");
+  run({"req", "-new", "-config", d + "/openssl.cnf", "-newkey", "ec", "-pkeyopt",
+       "ec_paramgen_curve:P-256", "-noenc", "-keyout", d + "/server.key", "-out", d + "/server.csr",
+       "-subj", "/CN=localhost"});
+  run({"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+       "-set_serial", "2", "-days", "3650", "-extfile", d + "/openssl.cnf", "-extensions", "server",
+       "-out", d + "/server.pem"});
+}
+
+CommandResult RabbitServer::ctl(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv{required(rabbitmq_script("rabbitmqctl", kConfiguredCtl)), "-n",
+                                node_name()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, ctl_env());
+  std::map<std::string, std::string> env =
+      node_environment(dir(), port(), node_->port(1), epmd_.port());
+  // The CLI is an Erlang node too: an ephemeral distribution port on 127.0.0.1 (its default is
+  // 0.0.0.0 and a range of 11 ports shared with every other CLI on the machine).
+  env["RABBITMQ_CTL_DIST_PORT_MIN"] = "0";
+  env["RABBITMQ_CTL_DIST_PORT_MAX"] = "0";
+  env["RABBITMQ_CTL_ERL_ARGS"] = "-kernel inet_dist_use_interface {127,0,0,1}";
+  return run_command(argv, env);
 }
 
-std::string RabbitServer::ctl_ok(const std::vector<std::string>& args) const {
-  CtlResult r = ctl(args);
-  if (r.exit_code != 0) {
-    std::string what = "rabbitmqctl";
-    for (const std::string& a : args)
-      what += " " + a;
-    throw std::runtime_error(what + " exited " + std::to_string(r.exit_code) + ": " + r.output);
+std::string RabbitServer::eval(std::string_view expressions) const {
+  const std::string erl_call =
+      required(babelqueue::testing::find_executable("erl_call", kConfiguredErlCall));
+  // erl_call is a C node: it starts no VM and listens nowhere. It reads the cookie from
+  // $HOME/.erlang.cookie and finds the node through our epmd.
+  const CommandResult result =
+      run_command({erl_call, "-n", node_name(), "-timeout", "30", "-e", "-fetch_stdout"},
+                  {{"HOME", dir() + "/home"}, {"ERL_EPMD_PORT", std::to_string(epmd_.port())}},
+                  std::string(expressions) + ", bq_eval_done.\n");
+  std::string output = result.output;
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  if (result.exit_code != 0 || !output.ends_with(kEvalDone)) {
+    throw std::runtime_error("erl_call on " + node_name() + " failed (exit " +
+                             std::to_string(result.exit_code) + "): " + result.output);
   }
-  return std::move(r.output);
+  output.resize(output.size() - kEvalDone.size());
+  return output;
 }
 
-void RabbitServer::close_all_connections(const std::string& reason) const {
-  ctl_ok({"close_all_connections", reason});
+void RabbitServer::close_all_connections(std::string_view reason) const {
+  eval("ok = rabbit_networking:close_all_connections(binary_to_list(" + erlang_binary(reason) +
+       "))");
 }
 
-std::vector<RabbitServer::QueueRow> RabbitServer::list_queues() const {
-  std::istringstream in(ctl_ok({"list_queues", "--no-table-headers", "name", "messages_ready",
-                                "messages_unacknowledged", "consumers"}));
-  std::vector<QueueRow> rows;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    QueueRow r;
-    if (f >> r.name >> r.messages_ready >> r.messages_unacknowledged >> r.consumers)
-      rows.push_back(r);
+std::vector<QueueInfo> RabbitServer::list_queues(std::string_view vhost) const {
+  // One line per queue: the name in hex (any bytes survive), then the three counts.
+  const std::string printed = eval(
+      "[begin {resource, _, queue, N} = proplists:get_value(name, I), "
+      "io:format(\"~s ~w ~w ~w~n\", [binary:encode_hex(N), "
+      "proplists:get_value(messages_ready, I), proplists:get_value(messages_unacknowledged, I), "
+      "proplists:get_value(consumers, I)]) end || I <- rabbit_amqqueue:info_all(" +
+      erlang_binary(vhost) + ", [name, messages_ready, messages_unacknowledged, consumers])]");
+  std::vector<QueueInfo> queues;
+  std::istringstream lines(printed);
+  std::string hex;
+  QueueInfo queue;
+  while (lines >> hex >> queue.messages_ready >> queue.messages_unacknowledged >> queue.consumers) {
+    queue.name = hex_decode(hex);
+    queues.push_back(queue);
   }
-  return rows;
+  if (!lines.eof()) throw std::runtime_error("unexpected list_queues output: " + printed);
+  return queues;
 }
 
 std::size_t RabbitServer::list_connections() const {
-  std::istringstream in(ctl_ok({"list_connections", "--no-table-headers", "pid"}));
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) ++n;
-  }
-  return n;
+  return std::stoul(eval("io:format(\"~b\", [length(rabbit_networking:connections())])"));
 }
 
-void RabbitServer::add_vhost(const std::string& vhost) const {
-  ctl_ok({"add_vhost", vhost});
+void RabbitServer::add_vhost(std::string_view vhost) const {
+  eval("ok = rabbit_vhost:add(" + erlang_binary(vhost) + ", <<\"babelqueue-test\">>)");
 }
-void RabbitServer::add_user(const std::string& user, const std::string& password) const {
-  ctl_ok({"add_user", user, password});
+
+void RabbitServer::add_user(std::string_view user, std::string_view password) const {
+  eval("ok = rabbit_auth_backend_internal:add_user(" + erlang_binary(user) + ", " +
+       erlang_binary(password) + ", <<\"babelqueue-test\">>)");
 }
-void RabbitServer::set_permissions(const std::string& vhost, const std::string& user) const {
-  ctl_ok({"set_permissions", "-p", vhost, user, ".*", ".*", ".*"});
+
+void RabbitServer::set_permissions(std::string_view user, std::string_view vhost,
+                                   std::string_view configure, std::string_view write,
+                                   std::string_view read) const {
+  eval("ok = rabbit_auth_backend_internal:set_permissions(" + erlang_binary(user) + ", " +
+       erlang_binary(vhost) + ", " + erlang_binary(configure) + ", " + erlang_binary(write) + ", " +
+       erlang_binary(read) + ", <<\"babelqueue-test\">>)");
 }
 
 RabbitServer& shared_rabbit_server() {
-  static RabbitServer server;
+  // A function-local static: started on first use, so a binary none of whose tests needs it
+  // starts no node, and destroyed at exit, which kills it and removes its directory. A start
+  // that throws leaves it unset, and the next test tries again.
+  static RabbitServer server = [] {
+    // Only the main thread's id equals the process id.
+    if (::syscall(SYS_gettid) != ::getpid()) {
+      throw std::logic_error("the shared RabbitMQ node must be started from the main thread");
+    }
+    return RabbitServer();
+  }();
   return server;
 }
 

@@ -4,99 +4,142 @@
 
 #include <babelqueue/testing/broker_process.hpp>
 
+#include <gtest/gtest.h>
+
 #include <sys/types.h>
 
 #include <cstddef>
-#include <map>
-#include <memory>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "command.hpp"
 
 namespace babelqueue::amqp::test {
 
-// Why no RabbitMQ node can be started here (rabbitmq-server or epmd missing), or nullopt.
+// Why no RabbitMQ node can be started here (rabbitmq-server, rabbitmqctl, epmd, erl_call or
+// openssl missing), or nullopt when one can.
 std::optional<std::string> rabbit_server_unavailable();
 
-// A private RabbitMQ node for tests (../shared/BROKERS.md): its own epmd in the foreground, node
-// bq_<port>@localhost, 127.0.0.1 only, free ports, a fresh data directory; both processes are
-// children of the test process, signalled only by their PIDs (RUNNING_UNDER_SYSTEMD makes the
-// launcher exec beam, so the PID is beam's and kill() is a real crash).
+// One queue as RabbitMQ lists it.
+struct QueueInfo {
+  std::string name;
+  std::uint64_t messages_ready = 0;
+  std::uint64_t messages_unacknowledged = 0;
+  std::uint64_t consumers = 0;
+  bool operator==(const QueueInfo& other) const = default;
+};
+
+// A private RabbitMQ 3.10 node for tests (BROKERS.md "RabbitMQ 3.10.8"), on the testing kit's
+// BrokerProcess: its own epmd (a second BrokerProcess, started first), the node
+// bq_<port>@localhost with every listener and the distribution port on 127.0.0.1, a fresh data
+// directory holding config, Mnesia and messages, and its log (stdout) in the BrokerProcess log,
+// printed when a test fails.
+//
+// The node is run so that the PID BrokerProcess holds is beam's (rabbitmq-server execs erl,
+// which execs beam.smp): kill() is a real kill -9 of the broker, and the kernel kills it with
+// the thread that started it (PR_SET_PDEATHSIG). Construct and start() it from a thread that
+// outlives it, normally the test's main thread.
+//
+// Administration: ctl() runs rabbitmqctl (a VM start per call, ~0.5 s); eval() and the helpers
+// built on it (list_queues, close_all_connections, ...) run Erlang on the node through erl_call,
+// ~5 ms a call.
+//
+// Thread-safety: not thread-safe; use one object from one thread.
 class RabbitServer {
  public:
   struct Config {
-    // An extra TLS listener with a self-signed CA and a certificate for localhost/127.0.0.1.
+    // An extra TLS listener (tls_port()) with a certificate for localhost / 127.0.0.1 signed by
+    // a CA made for this node (ca_file()); clients are not asked for certificates.
     bool tls = false;
-    // The heartbeat the node proposes, in seconds (0 = RabbitMQ's default, 60).
-    int heartbeat = 0;
-    // Lines appended to rabbitmq.conf.
+    // The server's heartbeat proposal in seconds (rabbitmq.conf `heartbeat`); nullopt: 60.
+    std::optional<int> heartbeat = std::nullopt;
+    // Lines appended to rabbitmq.conf, e.g. "consumer_timeout = 5000".
     std::vector<std::string> extra_conf = {};
   };
 
+  // Starts epmd and the node and waits until an AMQP login succeeds (up to 60 s). Throws
+  // std::runtime_error (with the log tail) when it does not come up. (Two constructors: GCC
+  // rejects `= {}` for a nested struct with member initializers inside the enclosing class.)
   RabbitServer();
   explicit RabbitServer(Config config);
-  ~RabbitServer();
-  RabbitServer(const RabbitServer&) = delete;
-  RabbitServer& operator=(const RabbitServer&) = delete;
 
-  int port() const;
+  int port() const { return node_->port(0); }
+  // The TLS listener's port. Throws std::logic_error without Config::tls.
   int tls_port() const;
-  // "amqp://guest:guest@127.0.0.1:PORT/" (the default vhost).
-  std::string url() const;
-  // "amqps://guest:guest@localhost:TLSPORT/?cacertfile=<ca_file()>".
-  std::string tls_url() const;
-  const std::string& ca_file() const { return ca_file_; }
-  // A CA that signed nothing this node presents.
-  const std::string& wrong_ca_file() const { return wrong_ca_file_; }
-  pid_t pid() const;
+  // "amqp://guest:guest@127.0.0.1:PORT/" for the default vhost "/", else the vhost
+  // percent-encoded as the path (AMQP-1).
+  std::string url(std::string_view vhost = "/") const;
+  // "amqps://guest:guest@localhost:TLSPORT/?cacertfile=CA" (host localhost: the name the
+  // certificate carries). Throws std::logic_error without Config::tls.
+  std::string tls_url(std::string_view vhost = "/") const;
+  // PEM of the CA that signed the server certificate, and of an unrelated CA that signed
+  // nothing the node uses (for the failing verification). Throw std::logic_error without tls.
+  std::string ca_file() const;
+  std::string wrong_ca_file() const;
+
+  // PID of the running beam process, -1 while stopped.
+  pid_t pid() const { return node_->pid(); }
+  pid_t epmd_pid() const { return epmd_.pid(); }
+  bool running() const { return node_->running(); }
+  // "bq_<port>@localhost".
   std::string node_name() const;
-  const std::string& dir() const;
+  const std::string& dir() const { return node_->dir(); }
 
-  // kill -9 of beam, and wait.
-  void kill();
-  // SIGTERM (a clean stop), and wait.
-  void stop();
-  // Starts the stopped node again on the same ports and data.
-  void start();
-  std::string log_tail(std::size_t lines = 30) const;
+  // SIGKILL of beam: a crash. No-op if stopped.
+  void kill() { node_->kill(); }
+  // SIGTERM: a clean shutdown (~1 s); SIGKILL after 30 s. No-op if stopped.
+  void stop() { node_->stop(); }
+  // Starts the stopped node again on the same ports and data (durable queues and persistent
+  // messages are recovered) and waits until an AMQP login succeeds. Throws std::logic_error if
+  // it is running.
+  void start() { node_->start(); }
 
-  struct CtlResult {
-    int exit_code = -1;
-    std::string output;
-  };
-  // rabbitmqctl -n <node> args... (an Erlang VM start per call: about a second).
-  CtlResult ctl(const std::vector<std::string>& args) const;
-  // ctl() that throws std::runtime_error (with the output) unless it exits 0.
-  std::string ctl_ok(const std::vector<std::string>& args) const;
-  void close_all_connections(const std::string& reason = "test") const;
-  struct QueueRow {
-    std::string name;
-    long messages_ready = 0;
-    long messages_unacknowledged = 0;
-    long consumers = 0;
-  };
-  std::vector<QueueRow> list_queues() const;
+  // The last `lines` lines of the node's log.
+  std::string log_tail(std::size_t lines = 20) const { return node_->log_tail(lines); }
+
+  // Runs `rabbitmqctl -n <node> args...` and returns its exit code and output.
+  CommandResult ctl(const std::vector<std::string>& args) const;
+  // Evaluates Erlang `expressions` (comma-separated, without the final dot) on the node and
+  // returns what they printed (io:format). Throws std::runtime_error when they raise or the
+  // node cannot be reached.
+  std::string eval(std::string_view expressions) const;
+
+  // Closes every client connection with connection.close 320 CONNECTION_FORCED - `reason`.
+  void close_all_connections(std::string_view reason) const;
+  std::vector<QueueInfo> list_queues(std::string_view vhost = "/") const;
+  // How many client connections the node has (closing ones included).
   std::size_t list_connections() const;
-  void add_vhost(const std::string& vhost) const;
-  void add_user(const std::string& user, const std::string& password) const;
-  void set_permissions(const std::string& vhost, const std::string& user) const;
+  void add_vhost(std::string_view vhost) const;
+  void add_user(std::string_view user, std::string_view password) const;
+  void set_permissions(std::string_view user, std::string_view vhost,
+                       std::string_view configure = ".*", std::string_view write = ".*",
+                       std::string_view read = ".*") const;
 
  private:
-  void make_certificates_in(const std::string& dir);
-  std::map<std::string, std::string> ctl_env() const;
+  void require_tls(std::string_view what) const;
+  void make_certificates() const;
+  std::string tls_dir() const;
 
   Config config_;
-  std::unique_ptr<babelqueue::testing::BrokerProcess> epmd_;
-  std::unique_ptr<babelqueue::testing::BrokerProcess> node_;
-  std::string ca_file_;
-  std::string wrong_ca_file_;
+  babelqueue::testing::BrokerProcess epmd_;
+  // Set by the constructor (which retries on new ports when the distribution port was taken).
+  std::optional<babelqueue::testing::BrokerProcess> node_;
 };
 
-// One node per test binary, started on first use (from the main thread).
+// The node every test of this test process shares, started by the first call and stopped at
+// exit. Tests that kill, stop or configure their node start a RabbitServer of their own.
+//
+// Call it from the main thread only, where gtest runs SetUp() and the test bodies: the node dies
+// with the thread that started it. The first call throws std::logic_error on any other thread.
 RabbitServer& shared_rabbit_server();
 
 }  // namespace babelqueue::amqp::test
 
-// Skips the current test (locally) or fails it (CI) when no RabbitMQ node can be started.
+// Skips the current test, saying why, when no RabbitMQ node can be started here; fails it
+// instead when the environment variable CI is set, because tests are never skipped in CI. Use at
+// the top of a test body or SetUp().
 #define BABELQUEUE_REQUIRE_RABBITMQ() \
   BABELQUEUE_REQUIRE_BROKER(::babelqueue::amqp::test::rabbit_server_unavailable())

@@ -142,8 +142,9 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 /// Capabilities: HeaderPublisher (out-of-band headers as `S` fields beside the contract `x-*`
 /// headers, AMQP-14), BatchPublisher (pipelined publishes whose confirms are awaited together),
 /// DelayedPublisher and Releaser (through TTL holding queues `<queue>.delay.<ms>` that
-/// dead-letter back to the queue; a release writes `attempts` + 1 in the body and acks the
-/// original; with no delay it is ReleaseUnsupported, so the App republishes, AMQP-25), Flusher
+/// dead-letter back to the queue; a release writes `attempts` + 1 in the body, publishes it
+/// there, or with no delay to the queue itself as the App's retry would (AMQP-25), and acks the
+/// original), Flusher
 /// (acks are written by the I/O thread; `flush` waits until they are) and Inspector (depth and
 /// consumers by passive declare; peek by basic.get on a channel of its own that is then closed,
 /// so every message is requeued).
@@ -198,14 +199,16 @@ class BABELQUEUE_EXPORT AmqpTransport final : public Transport,
   /// dead-lettering to `<queue>` through the default exchange); delay <= 0 publishes at once.
   Status publish_delayed(std::string_view queue, std::string body,
                          std::chrono::milliseconds delay) override;
-  /// delay > 0: the body with `attempts` + 1 (and the delivery's out-of-band headers that are
-  /// not `x-` broker or contract headers) to the holding queue, confirmed, then ack. delay <= 0
-  /// or a poison body: ReleaseUnsupported.
+  /// The body with `attempts` + 1 (and the delivery's out-of-band headers that are not `x-`
+  /// broker or contract headers) to the holding queue for delay > 0, else to the delivery's
+  /// queue, confirmed, then ack. A body whose attempts cannot be counted (poison):
+  /// ReleaseUnsupported.
   Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
   /// Waits until every ack handed to the I/O thread is written; the first error.
   Status flush() override;
-  /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue (0 when
-  /// it does not exist), by passive declare; in-flight and delayed are not known to AMQP.
+  /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue, by
+  /// passive declare (0 and a detail line for a queue that does not exist); in-flight and
+  /// delayed are not known to AMQP.
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0 = all) messages of `queue`, head first, by basic.get on a separate channel
   /// that is closed afterwards: the broker requeues them in their place (marked redelivered).
