@@ -520,21 +520,25 @@ void Session::ack(const std::vector<Handle>& handles) {
   if (multiple != 0) check_status(amqp_basic_ack(conn_, consume_.id, multiple, 1), "basic.ack");
 }
 
+bool Session::not_found(const amqp_rpc_reply_t& reply, Channel& ch) {
+  if (reply.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION ||
+      reply.reply.id != AMQP_CHANNEL_CLOSE_METHOD ||
+      static_cast<const amqp_channel_close_t*>(reply.reply.decoded)->reply_code != AMQP_NOT_FOUND) {
+    return false;
+  }
+  try {
+    check(reply, &ch, "");
+  } catch (const Error&) {  // the 404 closed the channel: the next call opens a new one
+  }
+  return true;
+}
+
 QueueStats Session::stats(const std::string& queue, const std::string& dead_letter_queue) {
   const auto depth = [this](const std::string& name) -> std::optional<amqp_queue_declare_ok_t> {
     Channel& ch = ready(inspect_);
     const auto* ok = amqp_queue_declare(conn_, ch.id, bytes_of(name), 1, 0, 0, 0, amqp_empty_table);
     const amqp_rpc_reply_t reply = amqp_get_rpc_reply(conn_);
-    if (reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
-        reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD &&
-        static_cast<const amqp_channel_close_t*>(reply.reply.decoded)->reply_code ==
-            AMQP_NOT_FOUND) {
-      try {
-        check(reply, &ch, "");
-      } catch (const Error&) {  // the 404 closed the channel: it is reopened next time
-      }
-      return std::nullopt;
-    }
+    if (not_found(reply, ch)) return std::nullopt;
     check(reply, &ch, "passive queue.declare of " + quoted(name));
     return *ok;
   };
@@ -556,16 +560,7 @@ std::vector<PeekedMessage> Session::peek(const std::string& queue, std::size_t m
   for (;;) {
     if (max != 0 && out.size() >= max) break;
     const amqp_rpc_reply_t reply = amqp_basic_get(conn_, ch.id, bytes_of(queue), 0);
-    if (reply.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
-        reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD &&
-        static_cast<const amqp_channel_close_t*>(reply.reply.decoded)->reply_code ==
-            AMQP_NOT_FOUND) {
-      try {
-        check(reply, &ch, "");
-      } catch (const Error&) {  // no such queue: nothing to peek
-      }
-      return out;
-    }
+    if (not_found(reply, ch)) return out;  // no such queue: nothing to peek
     check(reply, &ch, "basic.get from " + quoted(queue));
     if (reply.reply.id != AMQP_BASIC_GET_OK_METHOD) break;
     amqp_message_t message{};

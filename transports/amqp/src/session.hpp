@@ -227,6 +227,8 @@ class Session {
   // Throws for a failed synchronous call; a channel or connection exception also ends them.
   void check(const amqp_rpc_reply_t& reply, Channel* ch, const std::string& what);
   void check_status(int status, const std::string& what);
+  // True (and `ch` is closed) when `reply` is the 404 of a queue that does not exist.
+  bool not_found(const amqp_rpc_reply_t& reply, Channel& ch);
   [[noreturn]] void lost(const std::string& why);
   void drop_connection(const Error& why);
   void channel_closed(Channel& ch, const Error& why);

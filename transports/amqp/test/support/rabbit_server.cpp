@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "rabbit_server.hpp"
 
+#include <babelqueue/spi/uri.hpp>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,25 +69,6 @@ std::string required(std::optional<std::string> path) {
 
 std::string node_name_of(int port) {
   return "bq_" + std::to_string(port) + "@localhost";
-}
-
-std::string percent_encode(std::string_view text, std::string_view also_plain = {}) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-                            c == '~' || also_plain.find(c) != std::string_view::npos;
-    if (unreserved) {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0x0f];
-    }
-  }
-  return out;
 }
 
 // An Erlang binary literal of `text`'s bytes: no quoting or encoding question arises.
@@ -247,7 +230,7 @@ std::string RabbitServer::url(std::string_view vhost) const {
   std::string url = "amqp://guest:guest@127.0.0.1:";
   url += std::to_string(port());
   url += '/';
-  if (vhost != "/") url += percent_encode(vhost);
+  if (vhost != "/") url += babelqueue::spi::percent_encode(vhost);
   return url;
 }
 
@@ -255,9 +238,9 @@ std::string RabbitServer::tls_url(std::string_view vhost) const {
   std::string url = "amqps://guest:guest@localhost:";
   url += std::to_string(tls_port());
   url += '/';
-  if (vhost != "/") url += percent_encode(vhost);
+  if (vhost != "/") url += babelqueue::spi::percent_encode(vhost);
   url += "?cacertfile=";
-  url += percent_encode(ca_file(), "/");
+  url += babelqueue::spi::percent_encode(ca_file(), "/");
   return url;
 }
 
