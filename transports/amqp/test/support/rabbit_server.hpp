@@ -89,7 +89,15 @@ class RabbitServer {
   const std::string& dir() const { return node_->dir(); }
 
   // SIGKILL of beam: a crash. No-op if stopped.
+  //
+  // RabbitMQ 3.10 keeps queue, exchange and binding definitions in Mnesia, which logs the
+  // "committed" decision of a transaction through a write cache it flushes within 2 s or with
+  // the next synced transaction: a durable queue declared (declare-ok received) just before a
+  // kill can be rolled back at restart, together with its confirmed persistent messages. A test
+  // whose point is not that window calls sync_mnesia() after its declares and before kill().
   void kill() { node_->kill(); }
+  // Waits until the node's Mnesia transaction log is on disk (mnesia:sync_log()).
+  void sync_mnesia() const;
   // SIGTERM: a clean shutdown (~1 s); SIGKILL after 30 s. No-op if stopped.
   void stop() { node_->stop(); }
   // Starts the stopped node again on the same ports and data (durable queues and persistent
