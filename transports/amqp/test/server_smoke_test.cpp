@@ -387,7 +387,8 @@ TEST(RabbitSmoke, KillRestartStopAndNothingLeftBehind) {
 TEST(RabbitSmoke, TlsListenerVerifiesWithItsCaAndRefusesAnother) {
   BABELQUEUE_REQUIRE_RABBITMQ();
   const auto started = Clock::now();
-  const RabbitServer server(RabbitServer::Config{.tls = true});
+  const RabbitServer server(RabbitServer::Config{
+      .tls = true, .heartbeat = 2, .extra_conf = {"consumer_timeout = 3600000"}});
   report("fresh TLS node ready (certificates included)", elapsed_ms(started));
   EXPECT_EQ(server.tls_url(), "amqps://guest:guest@localhost:" + std::to_string(server.tls_port()) +
                                   "/?cacertfile=" + server.ca_file());
@@ -399,6 +400,21 @@ TEST(RabbitSmoke, TlsListenerVerifiesWithItsCaAndRefusesAnother) {
   raw.declare("smoke.tls");
   raw.publish("smoke.tls", "over TLS");
   EXPECT_EQ(raw.message_count("smoke.tls"), 1U);
+
+  // The knobs reached the node, and a client asking for 1 s got it (the lower of both).
+  EXPECT_EQ(server.eval("{ok, H} = application:get_env(rabbit, heartbeat), io:format(\"~w\", [H])"),
+            "2");
+  EXPECT_EQ(server.eval("{ok, T} = application:get_env(rabbit, consumer_timeout), "
+                        "io:format(\"~w\", [T])"),
+            "3600000");
+  RawClient::Endpoint beating = endpoint_of(server);
+  beating.heartbeat = 1;
+  const RawClient beating_client(beating);
+  EXPECT_NE(server
+                .eval("[io:format(\"~w;\", [proplists:get_value(timeout, I)]) || "
+                      "I <- rabbit_networking:connection_info_all([timeout])]")
+                .find("1;"),
+            std::string::npos);
 
   RawClient::Endpoint wrong_ca = endpoint;
   wrong_ca.tls->ca_file = server.wrong_ca_file();

@@ -128,8 +128,6 @@ class RabbitServer {
 
  private:
   void require_tls(std::string_view what) const;
-  void make_certificates() const;
-  std::string tls_dir() const;
 
   Config config_;
   babelqueue::testing::BrokerProcess epmd_;
