@@ -134,6 +134,29 @@ std::map<std::string, std::string> node_environment(const std::string& dir, int 
   };
 }
 
+// RabbitServer::eval for the node `port` names, with its data directory and epmd.
+std::string erlang_eval(int port, const std::string& data_dir, int epmd_port,
+                        std::string_view expressions) {
+  const std::string erl_call =
+      required(babelqueue::testing::find_executable("erl_call", kConfiguredErlCall));
+  const std::string node = node_name_of(port);
+  // erl_call is a C node: it starts no VM and listens nowhere. It reads the cookie from
+  // $HOME/.erlang.cookie and finds the node through our epmd.
+  const CommandResult result =
+      run_command({erl_call, "-n", node, "-timeout", "30", "-e", "-fetch_stdout"},
+                  {{"HOME", data_dir + "/home"}, {"ERL_EPMD_PORT", std::to_string(epmd_port)}},
+                  std::string(expressions) + ", bq_eval_done.\n");
+  std::string output = result.output;
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
+    output.pop_back();
+  if (result.exit_code != 0 || !output.ends_with(kEvalDone)) {
+    throw std::runtime_error("erl_call on " + node + " failed (exit " +
+                             std::to_string(result.exit_code) + "): " + result.output);
+  }
+  output.resize(output.size() - kEvalDone.size());
+  return output;
+}
+
 std::string tls_dir(const std::string& data_dir) {
   return data_dir + "/tls";
 }
@@ -261,13 +284,16 @@ RabbitServer::RabbitServer(Config config) : config_(std::move(config)), epmd_(ep
     return launch;
   };
   // A login that a foreign broker on the port could also accept counts only when the node
-  // names itself as ours.
-  spec.ready = [](const BrokerProcess& p) {
+  // names itself as ours. The listeners open ~0.1 s before the boot ends; administration
+  // (add_vhost, ...) waits for the end too.
+  spec.ready = [this](const BrokerProcess& p) {
     RawClient::Endpoint endpoint;
     endpoint.port = p.port(0);
     endpoint.timeout = kProbeTimeout;
     const RawClient probe(endpoint);
-    return probe.server_property("cluster_name") == node_name_of(p.port(0));
+    if (probe.server_property("cluster_name") != node_name_of(p.port(0))) return false;
+    erlang_eval(p.port(0), p.dir(), epmd_.port(), "true = rabbit:is_booted()");
+    return true;
   };
   spec.port_taken_marker = std::string(kListenerPortTaken);
   spec.start_timeout = kStartTimeout;
@@ -343,23 +369,7 @@ CommandResult RabbitServer::ctl(const std::vector<std::string>& args) const {
 }
 
 std::string RabbitServer::eval(std::string_view expressions) const {
-  const std::string erl_call =
-      required(babelqueue::testing::find_executable("erl_call", kConfiguredErlCall));
-  // erl_call is a C node: it starts no VM and listens nowhere. It reads the cookie from
-  // $HOME/.erlang.cookie and finds the node through our epmd.
-  const CommandResult result =
-      run_command({erl_call, "-n", node_name(), "-timeout", "30", "-e", "-fetch_stdout"},
-                  {{"HOME", dir() + "/home"}, {"ERL_EPMD_PORT", std::to_string(epmd_.port())}},
-                  std::string(expressions) + ", bq_eval_done.\n");
-  std::string output = result.output;
-  while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
-    output.pop_back();
-  if (result.exit_code != 0 || !output.ends_with(kEvalDone)) {
-    throw std::runtime_error("erl_call on " + node_name() + " failed (exit " +
-                             std::to_string(result.exit_code) + "): " + result.output);
-  }
-  output.resize(output.size() - kEvalDone.size());
-  return output;
+  return erlang_eval(port(), dir(), epmd_.port(), expressions);
 }
 
 void RabbitServer::sync_mnesia() const {

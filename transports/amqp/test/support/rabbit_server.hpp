@@ -60,9 +60,10 @@ class RabbitServer {
     std::vector<std::string> extra_conf = {};
   };
 
-  // Starts epmd and the node and waits until an AMQP login succeeds (up to 60 s). Throws
-  // std::runtime_error (with the log tail) when it does not come up. (Two constructors: GCC
-  // rejects `= {}` for a nested struct with member initializers inside the enclosing class.)
+  // Starts epmd and the node and waits until an AMQP login succeeds and the boot has finished
+  // (up to 60 s). Throws std::runtime_error (with the log tail) when it does not come up. (Two
+  // constructors: GCC rejects `= {}` for a nested struct with member initializers inside the
+  // enclosing class.)
   RabbitServer();
   explicit RabbitServer(Config config);
 
@@ -101,8 +102,8 @@ class RabbitServer {
   // SIGTERM: a clean shutdown (~1 s); SIGKILL after 30 s. No-op if stopped.
   void stop() { node_->stop(); }
   // Starts the stopped node again on the same ports and data (durable queues and persistent
-  // messages are recovered) and waits until an AMQP login succeeds. Throws std::logic_error if
-  // it is running.
+  // messages are recovered) and waits as the constructor does. Throws std::logic_error if it
+  // is running.
   void start() { node_->start(); }
 
   // The last `lines` lines of the node's log.
