@@ -60,9 +60,10 @@ class RabbitServer {
     std::vector<std::string> extra_conf = {};
   };
 
-  // Starts epmd and the node and waits until an AMQP login succeeds (up to 60 s). Throws
-  // std::runtime_error (with the log tail) when it does not come up. (Two constructors: GCC
-  // rejects `= {}` for a nested struct with member initializers inside the enclosing class.)
+  // Starts epmd and the node and waits until an AMQP login succeeds and the boot has finished
+  // (up to 60 s). Throws std::runtime_error (with the log tail) when it does not come up. (Two
+  // constructors: GCC rejects `= {}` for a nested struct with member initializers inside the
+  // enclosing class.)
   RabbitServer();
   explicit RabbitServer(Config config);
 
@@ -89,12 +90,20 @@ class RabbitServer {
   const std::string& dir() const { return node_->dir(); }
 
   // SIGKILL of beam: a crash. No-op if stopped.
+  //
+  // RabbitMQ 3.10 keeps queue, exchange and binding definitions in Mnesia, which logs the
+  // "committed" decision of a transaction through a write cache it flushes within 2 s or with
+  // the next synced transaction: a durable queue declared (declare-ok received) just before a
+  // kill can be rolled back at restart, together with its confirmed persistent messages. A test
+  // whose point is not that window calls sync_mnesia() after its declares and before kill().
   void kill() { node_->kill(); }
+  // Waits until the node's Mnesia transaction log is on disk (mnesia:sync_log()).
+  void sync_mnesia() const;
   // SIGTERM: a clean shutdown (~1 s); SIGKILL after 30 s. No-op if stopped.
   void stop() { node_->stop(); }
   // Starts the stopped node again on the same ports and data (durable queues and persistent
-  // messages are recovered) and waits until an AMQP login succeeds. Throws std::logic_error if
-  // it is running.
+  // messages are recovered) and waits as the constructor does. Throws std::logic_error if it
+  // is running.
   void start() { node_->start(); }
 
   // The last `lines` lines of the node's log.
@@ -120,8 +129,6 @@ class RabbitServer {
 
  private:
   void require_tls(std::string_view what) const;
-  void make_certificates() const;
-  std::string tls_dir() const;
 
   Config config_;
   babelqueue::testing::BrokerProcess epmd_;

@@ -463,13 +463,15 @@ struct RawClient::Connection {
 
   [[noreturn]] void closed_by_broker(const amqp_method_t& method, std::string_view what) {
     if (method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+      // Copied first: the decoded method lives in buffers the next calls reuse.
       const auto* close = static_cast<const amqp_channel_close_t*>(method.decoded);
+      const int code = close->reply_code;
       const std::string why = describe(close->reply_code, close->reply_text);
       amqp_channel_close_ok_t close_ok{};
       check_status(amqp_send_method(state, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok),
                    "channel.close-ok");
       open_channel();
-      throw BrokerRefusal(std::string(what) + ": " + why, close->reply_code);
+      throw BrokerRefusal(std::string(what) + ": " + why, code);
     }
     if (method.id == AMQP_CONNECTION_CLOSE_METHOD) {
       const auto* close = static_cast<const amqp_connection_close_t*>(method.decoded);

@@ -167,7 +167,8 @@ class RawClient {
   std::optional<int> queue_declare_error(std::string_view queue, const RawTable& arguments,
                                          bool durable = true);
   // Publishes `body` to `queue` through the default exchange (waits for the confirm when
-  // Endpoint::confirms is set).
+  // Endpoint::confirms is set). Without confirms, a message_count() or get() right after it may
+  // not see the message yet: the queue receives it and answers those through different paths.
   void publish(std::string_view queue, std::string_view body, const RawProperties& properties = {});
   // basic.get; nullopt when the queue is empty.
   std::optional<RawMessage> get(std::string_view queue, RawAck ack = RawAck::Auto);
