@@ -266,6 +266,10 @@ TEST(AmqpFaultTest, AMQP3_BrokerKilledAndRestartedMidRunLosesNoConfirmedMessage)
   BABELQUEUE_REQUIRE_RABBITMQ();
   RabbitServer server;
   expect_nothing_lost(server, [&](Producer& producer, Consumer&) {
+    // The queue's declaration on disk first: RabbitMQ 3.10 may roll back a declare made in the
+    // last ~2 s before a crash, with its messages (see RabbitServer::kill); that window is the
+    // broker's, not what this test is about.
+    server.sync_mnesia();
     server.kill();
     server.start();
     EXPECT_GT(producer.failures(), 0U) << "no publish failed while the node was down";
