@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// The I/O thread's side of the RabbitMQ transport: rabbitmq-c calls only happen here.
+// The connection side of the RabbitMQ transport: every rabbitmq-c call happens here, with the
+// transport's connection mutex held.
 
 #include "session.hpp"
 
@@ -33,11 +34,17 @@ Error unshared(const Error& e) {
 // ---- Board ----
 
 void Board::deliver(Delivery d) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = queues_.find(d.queue);
-  if (it == queues_.end()) it = queues_.emplace(d.queue, Queue{}).first;
-  if (d.handle.generation == generation_) outstanding_.insert(d.handle.tag);
-  it->second.ready.push_back(std::move(d));
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = queues_.find(d.queue);
+    if (it == queues_.end()) it = queues_.emplace(d.queue, Queue{}).first;
+    if (d.handle.generation == generation_) outstanding_.insert(d.handle.tag);
+    it->second.ready.push_back(std::move(d));
+    wake = waiting_ > 0;
+  }
+  // A waiting pop starts on the first delivery of a burst while the rest is still being read.
+  if (wake) cv_.notify_all();
 }
 
 void Board::outstanding(const Handle& handle) {
@@ -132,8 +139,10 @@ Board::Wait Board::take(const std::string& queue, std::chrono::steady_clock::tim
       lock.lock();
       continue;
     }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && q.ready.empty() && !q.lost &&
-        !closed_) {
+    ++waiting_;
+    const std::cv_status waited_out = cv_.wait_until(lock, deadline);
+    --waiting_;
+    if (waited_out == std::cv_status::timeout && q.ready.empty() && !q.lost && !closed_) {
       return Wait::TimedOut;
     }
   }
@@ -215,6 +224,7 @@ std::string holding_queue(const Options& options, std::string_view queue,
 
 void Session::connect() {
   if (conn_ != nullptr) return;
+  if (shut_down_) throw ClosedError("amqp transport: closed");
   const std::string where = options_.host + ":" + std::to_string(effective_port(options_));
   conn_ = amqp_new_connection();
   if (conn_ == nullptr) throw TransportError("amqp: out of memory creating a connection");
@@ -272,7 +282,10 @@ void Session::connect() {
   const amqp_rpc_reply_t reply = amqp_login_with_properties(
       conn_, options_.vhost.c_str(), 0, AMQP_DEFAULT_FRAME_SIZE, heartbeat, &client_properties,
       AMQP_SASL_METHOD_PLAIN, options_.user.c_str(), options_.password.c_str());
-  if (reply.reply_type == AMQP_RESPONSE_NORMAL) return;
+  if (reply.reply_type == AMQP_RESPONSE_NORMAL) {
+    ++connection_id_;
+    return;
+  }
 
   std::string why;
   bool refused = false;
@@ -749,6 +762,7 @@ void Session::handle_method(const amqp_frame_t& frame) {
 }
 
 void Session::shutdown() {
+  shut_down_ = true;
   if (conn_ == nullptr) return;
   const ClosedError closed("amqp transport: closed before the broker confirmed the publish");
   for (const std::shared_ptr<Completion>& waiter : confirms_.reset())

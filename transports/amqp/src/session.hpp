@@ -2,10 +2,10 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
-// The connection of one AmqpTransport and everything only its I/O thread touches: rabbitmq-c's
-// connection state, the three channels (publish, consume, inspect), the declared-queue caches,
-// the consumers, publisher confirms and the reassembly of pushed deliveries. The caller's threads
-// meet it through the Board (deliveries) and Completions (publishes).
+// The connection of one AmqpTransport and everything used only with its connection mutex held:
+// rabbitmq-c's connection state, the three channels (publish, consume, inspect), the declared-queue
+// caches, the consumers, publisher confirms and the reassembly of pushed deliveries. The caller's
+// threads meet it through the Board (deliveries) and Completions (publishes).
 
 #include <babelqueue/amqp/transport.hpp>
 
@@ -49,7 +49,8 @@ struct Delivery {
 // A copy of `e` that shares no storage with it. std::runtime_error keeps its message in a
 // reference-counted string whose count changes inside libstdc++, which ThreadSanitizer does not
 // instrument, so two threads releasing copies of one error look like a race to it. Errors go
-// from the I/O thread to the caller's threads only as such copies: each thread releases its own.
+// from the thread holding the connection to the others only as such copies: each thread
+// releases its own.
 Error unshared(const Error& e);
 inline Status unshared(const Status& s) {
   return s.ok() ? Status() : Status(unshared(s.error()));
@@ -60,7 +61,8 @@ Result<T> unshared(Result<T> r) {
   return Result<T>(unshared(r.error()));
 }
 
-// One outcome handed from the I/O thread to the caller waiting for it: set once, taken once.
+// One outcome handed to the caller waiting for it (a confirm read by the I/O thread): set once,
+// taken once.
 template <class T>
 class Handoff {
  public:
@@ -105,7 +107,7 @@ using Completion = Handoff<Status>;
 // current generation, for stale-ack checks.
 class Board {
  public:
-  // I/O thread.
+  // With the connection mutex held.
   void deliver(Delivery d);
   void consumer_started(const std::string& queue);
   // The consumer of `queue` ended (cancelled by the broker): its pops see `why` once.
@@ -149,6 +151,7 @@ class Board {
   std::map<std::string, Queue, std::less<>> queues_;
   std::uint64_t generation_ = 0;
   std::unordered_set<std::uint64_t> outstanding_;  // tags of the current generation
+  int waiting_ = 0;                                // pops blocked in take()
   bool closed_ = false;
 };
 
@@ -162,7 +165,7 @@ struct Outgoing {
   std::unique_ptr<WireProperties> properties;
 };
 
-// A publish (or batch) handed to the I/O thread.
+// A publish (or batch): written by the caller, confirmed through `done`.
 struct PublishJob {
   std::string queue;
   // Set: through the TTL holding queue of `queue` for this delay.
@@ -180,6 +183,10 @@ class Session {
 
   // The socket while connected, else -1.
   [[nodiscard]] int fd() const;
+  // Changes whenever the connection does (0 while there is none).
+  [[nodiscard]] std::uint64_t connection_id() const {
+    return conn_ == nullptr ? 0 : connection_id_;
+  }
   // How long the I/O thread may sleep in poll() and still service heartbeats.
   [[nodiscard]] std::chrono::milliseconds poll_interval() const;
 
@@ -198,7 +205,7 @@ class Session {
   // Handles every frame that arrived; sends heartbeats that are due. Never throws.
   void pump();
   // Closes the channels and the connection (the broker requeues what is unacked); pending
-  // confirms fail with Closed.
+  // confirms fail with Closed; every later call that needs the connection throws ClosedError.
   void shutdown();
 
  private:
@@ -244,6 +251,8 @@ class Session {
   const Options& options_;
   Board& board_;
   amqp_connection_state_t conn_ = nullptr;
+  std::uint64_t connection_id_ = 0;
+  bool shut_down_ = false;
   Channel publish_{1};
   Channel consume_{2};
   Channel inspect_{3};

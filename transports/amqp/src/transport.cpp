@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// AmqpTransport: the caller's side. Every rabbitmq-c call runs on the transport's one I/O
-// thread (session.cpp); the caller's threads hand it tasks and wait on their outcome, except
-// `pop` of pushed deliveries, which takes them from the Board without waking the I/O thread.
+// AmqpTransport: the Session (session.cpp) behind one connection mutex. A caller's operation
+// runs on the caller's thread with the mutex held; the I/O thread reads what arrives, writes
+// queued acks and services heartbeats; `pop` of pushed deliveries takes them from the Board.
 
 #include <babelqueue/amqp/transport.hpp>
 #include <babelqueue/binding/amqp.hpp>
@@ -57,51 +57,54 @@ class AmqpTransport::Impl {
   spi::ClosedGuard guard{"amqp transport"};
   Board board;
 
-  using Task = std::function<void(Session&)>;
-
-  // Queues `task` for the I/O thread (started on first use); false after close().
-  bool post(Task task) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
-    if (!io_.joinable()) io_ = std::thread([this] { loop(); });
-    tasks_.push_back(std::move(task));
-    wake();
-    return true;
-  }
-
-  // Queues an ack for the I/O thread, which writes every ack queued before a task it runs.
+  // Queues an ack; the acks are written together by the next thread that holds the
+  // connection: a caller's operation, the consumer that runs out of deliveries (send_acks), or
+  // the I/O thread, woken once half the prefetch window waits for acks.
   bool post_ack(const Handle& handle) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
+    start_io();
     acks_.push_back(handle);
-    // A consumer writes its acks when it runs out of deliveries (send_acks) or once half the
-    // prefetch window waits for them, so the I/O thread is not woken for every one.
     if (acks_.size() >= ack_batch_) wake();
     return true;
   }
 
-  // Has the I/O thread write the queued acks now.
+  // Writes the queued acks now: on the calling thread when the connection is free, else the
+  // I/O thread, which holds it, writes them next.
   void send_acks() {
+    std::unique_lock<std::mutex> conn(conn_mu_, std::try_to_lock);
+    if (conn.owns_lock()) {
+      write_acks();
+      finish_turn();
+      return;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (!acks_.empty()) wake();
   }
 
-  // Runs `fn(Session&)` on the I/O thread and returns what it returned or threw.
+  // Runs `fn(Session&)` on the calling thread with the connection to itself (after the acks
+  // queued before it), then handles the frames that arrived meanwhile; returns what `fn`
+  // returned or threw.
   template <class F>
   auto run(std::string_view operation, F fn) -> Result<std::invoke_result_t<F&, Session&>> {
     using R = std::invoke_result_t<F&, Session&>;
-    auto outcome = std::make_shared<detail::Handoff<Result<R>>>();
-    const bool posted = post([outcome, fn = std::move(fn)](Session& s) mutable {
-      try {
-        outcome->set(Result<R>(fn(s)));
-      } catch (const Error& e) {
-        outcome->set(Result<R>(e));
-      } catch (const std::exception& e) {
-        outcome->set(Result<R>(TransportError(std::string("amqp: ") + e.what())));
-      }
-    });
-    if (!posted) return guard.error(operation);
-    return outcome->take();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return guard.error(operation);
+      start_io();
+    }
+    std::lock_guard<std::mutex> conn(conn_mu_);
+    write_acks();
+    std::optional<Result<R>> out;
+    try {
+      out.emplace(fn(session_));
+    } catch (const Error& e) {
+      out.emplace(e);
+    } catch (const std::exception& e) {
+      out.emplace(TransportError(std::string("amqp: ") + e.what()));
+    }
+    finish_turn();
+    return std::move(*out);
   }
 
   // Publishes `messages` (already projected) and waits for the broker's confirm.
@@ -113,7 +116,11 @@ class AmqpTransport::Impl {
     job->messages = std::move(messages);
     job->done = std::make_shared<Completion>();
     std::shared_ptr<Completion> done = job->done;
-    if (!post([job](Session& s) { s.publish(*job); })) return guard.error("publish");
+    Result<bool> written = run("publish", [&job](Session& s) {
+      s.publish(*job);
+      return true;
+    });
+    if (!written) return written.error();
     const auto bound = options.connect_timeout + options.confirm_timeout;
     std::optional<Status> st = done->take_within(bound);
     if (!st) {
@@ -133,7 +140,7 @@ class AmqpTransport::Impl {
     return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(p)};
   }
 
-  // Remembers the first failure of an ack the I/O thread wrote, for flush().
+  // Remembers the first failure of an ack write, for flush().
   void ack_failed(const Error& e) {
     std::lock_guard<std::mutex> lock(ack_mu_);
     if (!ack_error_) ack_error_ = detail::unshared(e);
@@ -154,9 +161,17 @@ class AmqpTransport::Impl {
     }
     board.close();
     if (io_.joinable()) io_.join();
+    std::lock_guard<std::mutex> conn(conn_mu_);
+    write_acks();
+    session_.shutdown();
   }
 
  private:
+  // With mu_ held.
+  void start_io() {
+    if (!io_.joinable()) io_ = std::thread([this] { loop(); });
+  }
+
   // With mu_ held: one eventfd write until the I/O thread takes the queues.
   void wake() {
     if (woken_) return;
@@ -165,51 +180,78 @@ class AmqpTransport::Impl {
     [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
   }
 
-  void loop() {
-    Session session(options, board);
-    std::vector<Task> batch;
+  // With conn_mu_ held.
+  void write_acks() {
     std::vector<Handle> acks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      acks.swap(acks_);
+    }
+    if (acks.empty()) return;
+    try {
+      session_.ack(acks);
+    } catch (const Error& e) {
+      ack_failed(e);
+    }
+  }
+
+  // With conn_mu_ held, after a caller's operation: the frames rabbitmq-c read and queued during
+  // it are handled, and the I/O thread is woken when the operation replaced the connection (it
+  // would go on polling the old socket, or none).
+  void finish_turn() {
+    session_.pump();
+    board.notify();
+    if (session_.connection_id() != polled_connection_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      wake();
+    }
+  }
+
+  // The I/O thread: writes the acks it was woken for, handles arriving frames, sends heartbeats,
+  // and sleeps in poll() on the socket and the eventfd for at most a quarter of the heartbeat
+  // interval.
+  void loop() {
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        batch.swap(tasks_);
-        acks.swap(acks_);
         if (woken_) {  // consumed here, so poll() does not return at once for it
           woken_ = false;
           std::uint64_t count = 0;
           [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
         }
-        if (batch.empty() && acks.empty() && stopping_) break;
+        if (stopping_) return;
       }
-      if (!acks.empty()) {
-        try {
-          session.ack(acks);
-        } catch (const Error& e) {
-          ack_failed(e);
-        }
-        acks.clear();
+      int fd = -1;
+      std::chrono::milliseconds interval{};
+      {
+        std::lock_guard<std::mutex> conn(conn_mu_);
+        write_acks();
+        session_.pump();
+        fd = session_.fd();
+        interval = session_.poll_interval();
+        polled_connection_ = session_.connection_id();
       }
-      for (Task& task : batch)
-        task(session);
-      batch.clear();
-      session.pump();
       board.notify();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (!tasks_.empty() || !acks_.empty() || stopping_) continue;
+        if (woken_ || stopping_) continue;
       }
-      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {session.fd(), POLLIN, 0}};
-      const nfds_t n = session.fd() >= 0 ? 2 : 1;
-      const int timeout = n == 2 ? static_cast<int>(session.poll_interval().count()) : -1;
-      ::poll(fds, n, timeout);
+      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
+      const nfds_t n = fd >= 0 ? 2 : 1;
+      ::poll(fds, n, n == 2 ? static_cast<int>(interval.count()) : -1);
     }
-    session.shutdown();
   }
 
   int wake_fd_ = -1;
+  // Guards the queued acks, woken_, stopping_ and io_.
   std::mutex mu_;
-  std::vector<Task> tasks_;
   std::vector<Handle> acks_;
+  // The connection: every rabbitmq-c call happens with it held, on a caller's thread or the
+  // I/O thread; never held while a pop waits or a handler runs.
+  std::mutex conn_mu_;
+  Session session_{options, board};
+  // The connection the I/O thread polls (guarded by conn_mu_).
+  std::uint64_t polled_connection_ = 0;
   const std::size_t ack_batch_ = options.consume_mode == ConsumeMode::Push
                                      ? static_cast<std::size_t>(options.prefetch + 1) / 2
                                      : 1;

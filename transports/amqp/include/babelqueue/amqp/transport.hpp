@@ -20,10 +20,12 @@
 /// The RabbitMQ transport (AMQP 0-9-1, spec/04-rabbitmq.md) on rabbitmq-c. This header does not
 /// include rabbitmq-c.
 ///
-/// Design (see transports/amqp/README.md): one connection per transport, owned by one I/O thread
-/// that alone calls rabbitmq-c. It services heartbeats while handlers run and while `pop` waits,
-/// reads pushed deliveries into a per-queue buffer (decision D-8) and publisher confirms
-/// (decision D-9), and runs the commands the caller's threads hand it (publish, ack, declare).
+/// Design (see transports/amqp/README.md): one connection per transport; every rabbitmq-c call
+/// is made with one connection mutex held, which is never held while a `pop` waits or a handler
+/// runs. A caller's operation (publish, declare, get, inspect) runs on the caller's thread; one
+/// I/O thread per transport reads what arrives (pushed deliveries into a per-queue buffer,
+/// decision D-8; publisher confirms, decision D-9), writes queued acks and services heartbeats
+/// while handlers run and while `pop` waits.
 
 namespace babelqueue::amqp {
 
@@ -145,7 +147,7 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 /// dead-letter back to the queue; a release writes `attempts` + 1 in the body, publishes it
 /// there, or with no delay to the queue itself as the App's retry would (AMQP-25), and acks the
 /// original), Flusher
-/// (acks are written by the I/O thread; `flush` waits until they are) and Inspector (depth and
+/// (acks are queued and written in batches; `flush` writes them) and Inspector (depth and
 /// consumers by passive declare; peek by basic.get on a channel of its own that is then closed,
 /// so every message is requeued).
 ///
@@ -186,7 +188,7 @@ class BABELQUEUE_EXPORT AmqpTransport final : public Transport,
   /// delivery. Get mode: basic.get. Headers are the stringified `headers` table (AMQP-21).
   Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
                                              std::chrono::milliseconds timeout) override;
-  /// basic.ack on the delivering channel (AMQP-23), written by the I/O thread.
+  /// basic.ack on the delivering channel (AMQP-23), queued and written in a batch (see README).
   Status ack(const ReceivedMessage& msg) override;
   void close() override;
 
@@ -204,7 +206,7 @@ class BABELQUEUE_EXPORT AmqpTransport final : public Transport,
   /// queue, confirmed, then ack. A body whose attempts cannot be counted (poison):
   /// ReleaseUnsupported.
   Status release(const ReceivedMessage& msg, std::chrono::milliseconds delay) override;
-  /// Waits until every ack handed to the I/O thread is written; the first error.
+  /// Writes every queued ack; the first error of an ack write since the last flush.
   Status flush() override;
   /// Ready and consumer counts of `queue` and the ready count of its dead-letter queue, by
   /// passive declare (0 and a detail line for a queue that does not exist); in-flight and
