@@ -19,3 +19,17 @@ function(babelqueue_discover_tests target)
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()
+
+# babelqueue_add_broker_tests(<target> LABELS <label>... [TIMEOUT <seconds>])
+#
+# One ctest test that runs the whole GoogleTest binary <target>, for integration tests whose
+# broker takes seconds to start (RabbitMQ): the binary starts its shared broker once, where
+# gtest_discover_tests would run every test in a process (and a broker) of its own.
+function(babelqueue_add_broker_tests target)
+  cmake_parse_arguments(T "" "TIMEOUT" "LABELS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 900)
+  endif()
+  add_test(NAME ${target} COMMAND ${target} --gtest_color=no)
+  set_tests_properties(${target} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+endfunction()

@@ -90,6 +90,24 @@ std::string decode_or_fail(std::string_view text, std::string_view part, std::st
 
 }  // namespace
 
+std::string percent_encode(std::string_view text, std::string_view also_plain) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                            c == '~' || also_plain.find(c) != std::string_view::npos;
+    if (unreserved) {
+      out += c;
+    } else {
+      out += {'%', kHex[byte >> 4U], kHex[byte & 0xFU]};
+    }
+  }
+  return out;
+}
+
 std::string percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());

@@ -112,8 +112,8 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
 }
 
 TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
-  const std::string error = open_error("amqp://guest:guest@localhost/");
-  EXPECT_NE(error.find("The amqp component (-DBABELQUEUE_WITH_AMQP=ON)"), std::string::npos)
+  const std::string error = open_error("kafka://localhost:9092/");
+  EXPECT_NE(error.find("The kafka component (-DBABELQUEUE_WITH_KAFKA=ON)"), std::string::npos)
       << error;
 }
 

@@ -21,6 +21,7 @@ namespace {
 using babelqueue::ConfigError;
 using babelqueue::spi::parse_uri;
 using babelqueue::spi::percent_decode;
+using babelqueue::spi::percent_encode;
 using babelqueue::spi::QueryOptions;
 using babelqueue::spi::redact_url;
 using babelqueue::spi::Uri;
@@ -194,6 +195,19 @@ TEST(ParseUri, NoErrorTextContainsThePassword) {
        }) {
     EXPECT_FALSE(parse_error(url).empty()) << url;
   }
+}
+
+TEST(PercentEncode, KeepsUnreservedEscapesTheRestAndRoundTrips) {
+  EXPECT_EQ(percent_encode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(percent_encode("p@ss:w/rd %\xff"), "p%40ss%3Aw%2Frd%20%25%FF");
+  EXPECT_EQ(percent_encode("/tmp/ca file.pem", "/"), "/tmp/ca%20file.pem");
+  const std::string every_byte = [] {
+    std::string s;
+    for (int b = 0; b < 256; ++b)
+      s.push_back(static_cast<char>(b));
+    return s;
+  }();
+  EXPECT_EQ(percent_decode(percent_encode(every_byte)), every_byte);
 }
 
 TEST(PercentDecode, EscapesAndPlus) {

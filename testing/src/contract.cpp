@@ -46,6 +46,12 @@ std::optional<ReceivedMessage> pop_message(Transport& t, std::string_view queue,
   return std::move(*popped);
 }
 
+Headers published_headers(Headers headers, const Promises& promises) {
+  for (const std::string_view key : promises.own_headers)
+    headers.erase(std::string(key));
+  return headers;
+}
+
 Status settle(Transport& t) {
   if (Flusher* f = capability<Flusher>(t)) return f->flush();
   return {};

@@ -30,6 +30,8 @@ enum class ErrorCode {
   Cancelled = 13,          ///< not returned by App::consume/drain: stop() makes them return ok
   UnknownUrn = 14,         ///< no handler for the URN (the cause of an unknown_urn dead letter)
   Handler = 15,            ///< a handler reported failure through its Status
+  StaleDelivery = 16,      ///< a settlement of a delivery the broker already took back (its
+                           ///< channel or connection is gone); it will be redelivered
 };
 
 /// Root of the babelqueue exception hierarchy.

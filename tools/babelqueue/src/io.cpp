@@ -30,6 +30,7 @@ int exit_code_for(ErrorCode code) noexcept {
     case ErrorCode::Cancelled:
     case ErrorCode::UnknownUrn:
     case ErrorCode::Handler:
+    case ErrorCode::StaleDelivery:
       return kExitRejected;
   }
   return kExitRejected;

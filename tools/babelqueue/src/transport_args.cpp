@@ -63,20 +63,6 @@ const spi::TransportFlag* find_flag(const spi::TransportFactory& f, std::string_
   return nullptr;
 }
 
-std::string query_escape(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char ch : value) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) != 0 || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-      out.push_back(ch);
-    } else {
-      out += {'%', kHex[c >> 4U], kHex[c & 0xFU]};
-    }
-  }
-  return out;
-}
-
 // `url` with `key=value` added to its query (before a fragment, which the transport judges).
 std::string with_query_option(const std::string& url, std::string_view key,
                               std::string_view value) {
@@ -87,7 +73,7 @@ std::string with_query_option(const std::string& url, std::string_view key,
   } else if (out.back() != '?' && out.back() != '&') {
     out.push_back('&');
   }
-  out += query_escape(key) + "=" + query_escape(value) + url.substr(hash);
+  out += spi::percent_encode(key) + "=" + spi::percent_encode(value) + url.substr(hash);
   return out;
 }
 

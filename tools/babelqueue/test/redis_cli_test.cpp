@@ -13,143 +13,36 @@
 #include "server_test.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#ifndef BABELQUEUE_CLI
-#error "BABELQUEUE_CLI must be the path of the babelqueue binary"
-#endif
+#include "cli_process.hpp"
 
 namespace {
 
 using babelqueue::Json;
+using babelqueue::cli::test::CliProcess;
+using babelqueue::cli::test::CliRun;
+using babelqueue::cli::test::kCommandLimit;
+using babelqueue::cli::test::lines_of;
+using babelqueue::cli::test::run_cli;
+using babelqueue::cli::test::TempFile;
 using std::chrono::milliseconds;
-using std::chrono::seconds;
 
-constexpr const char* kUrn = "urn:babel:orders:created";
-// Long enough for a loaded shared machine; a command that takes this long is hung.
-constexpr seconds kCommandLimit{120};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// A temporary file that the child writes to and the test reads; removed at the end.
-class TempFile {
- public:
-  TempFile() : path_(::testing::TempDir() + "babelqueue-cli-XXXXXX") {
-    fd_ = ::mkostemp(path_.data(), O_CLOEXEC);
-    if (fd_ < 0) throw std::runtime_error("mkostemp failed for " + path_);
-  }
-  ~TempFile() {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  [[nodiscard]] int fd() const { return fd_; }
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string contents() const { return read_file(path_); }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
-// The babelqueue binary running with `args`; stdin is /dev/null, stdout and stderr go to files.
-// A child still running at destruction is SIGKILLed by its PID and reaped.
-class CliProcess {
- public:
-  explicit CliProcess(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_storage = {BABELQUEUE_CLI};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_storage)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_.fd(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err_.fd(), STDERR_FILENO);
-    const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error(std::string("cannot start ") + BABELQUEUE_CLI);
-  }
-  ~CliProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  CliProcess(const CliProcess&) = delete;
-  CliProcess& operator=(const CliProcess&) = delete;
-
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  [[nodiscard]] std::string out() const { return out_.contents(); }
-  [[nodiscard]] std::string err() const { return err_.contents(); }
-
-  // The exit status (128 + N when killed by signal N); nullopt, after a SIGKILL, when the
-  // child did not end within `limit`.
-  std::optional<int> wait(milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    for (;;) {
-      const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) break;
-      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;  // dtor kills it
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  TempFile out_;
-  TempFile err_;
-  pid_t pid_ = -1;
-};
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const CliRun& r) {
-  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
-            << r.out << "--- stderr ---\n"
-            << r.err;
-}
-
-CliRun run_cli(const std::vector<std::string>& args) {
-  CliProcess p(args);
-  const std::optional<int> code = p.wait(kCommandLimit);
-  if (!code) ADD_FAILURE() << "babelqueue did not end within " << kCommandLimit.count() << " s";
-  return CliRun{code.value_or(-1), p.out(), p.err()};
-}
+constexpr const char* kUrn = babelqueue::cli::test::kCliUrn;
 
 // Polls `condition` until it holds or `limit` passes; returns its last value.
 template <class F>
@@ -160,14 +53,6 @@ bool eventually(F condition, milliseconds limit = milliseconds(30'000)) {
     std::this_thread::sleep_for(milliseconds(5));
   }
   return true;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    out.push_back(line);
-  return out;
 }
 
 // A port on 127.0.0.1 that nothing listens on: bound to get a free number, then released.
@@ -190,51 +75,18 @@ class RedisCliTest : public babelqueue::redis::test::SharedRedisServerTest {
  protected:
   [[nodiscard]] std::string url() const { return server().url(); }
 
-  // `publish` of `urn` with `data` plus `extra` options; returns the printed meta.id.
   std::string publish(const std::string& queue, const std::vector<std::string>& extra = {},
                       const std::string& data = R"({"order_id":1042})") {
-    std::vector<std::string> args = {"publish", "--url", url(), "--queue", queue};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(kUrn);
-    args.push_back(data);
-    const CliRun r = run_cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r;
-    static const std::regex uuid(
-        "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n");
-    EXPECT_TRUE(std::regex_match(r.out, uuid)) << r;
-    return r.out.substr(0, r.out.size() - 1);
+    return babelqueue::cli::test::publish_via_cli(url(), queue, extra, data);
   }
-
-  // `queue stats --json` of `queue` plus `extra` options, parsed.
   Json stats(const std::string& queue, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"queue", "stats", "--url", url(), "--queue", queue, "--json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const CliRun r = run_cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r;
-    auto parsed = Json::try_parse(r.out);
-    if (!parsed) {
-      ADD_FAILURE() << "queue stats --json printed no JSON: " << r;
-      return Json();
-    }
-    return std::move(parsed).value();
+    return babelqueue::cli::test::stats_via_cli(url(), queue, extra);
   }
-
   static long long count(const Json& stats, std::string_view name) {
-    const Json* v = stats.find(name);
-    return v != nullptr && v->as_int64() ? *v->as_int64() : -1;
+    return babelqueue::cli::test::count_of(stats, name);
   }
-
-  // Publishes one message to `queue` and lets `work --exec 'exit 3'` fail it twice, so that it
-  // is dead-lettered to queue.dlq; returns its meta.id.
   std::string dead_lettered(const std::string& queue) {
-    const std::string id = publish(queue);
-    const CliRun r = run_cli({"work", "--url", url(), "--queue", queue, "--drain", "--exec",
-                              "exit 3", "--max-attempts", "2", "--dead-letter"});
-    EXPECT_EQ(r.exit_code, 0) << r;
-    EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " + queue + ".dlq"),
-              std::string::npos)
-        << r;
-    return id;
+    return babelqueue::cli::test::dead_lettered_via_cli(url(), queue);
   }
 };
 

@@ -51,6 +51,11 @@ struct Uri {
 /// duplicate query key.
 BABELQUEUE_EXPORT Uri parse_uri(std::string_view url);
 
+/// `text` with every byte but the RFC 3986 unreserved characters (letters, digits, `-._~`) and
+/// those in `also_plain` written as `%XX` (upper-case hex): safe in a userinfo, a path segment
+/// or a query value. Never throws except std::bad_alloc.
+BABELQUEUE_EXPORT std::string percent_encode(std::string_view text,
+                                             std::string_view also_plain = {});
 /// Decodes `%XX` escapes (and, when `plus_is_space`, `+` as a space).
 /// @throws ConfigError for a truncated or non-hex escape.
 BABELQUEUE_EXPORT std::string percent_decode(std::string_view text, bool plus_is_space = false);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -98,6 +99,14 @@ struct Promises {
   std::chrono::milliseconds delay_granularity{0};
   /// How much earlier than its timeout a pop that found nothing may return.
   std::chrono::milliseconds pop_timeout_slack{10};
+  /// Header keys the transport itself writes on every message beside the publisher's headers
+  /// (RabbitMQ mirrors the body's attempts, schema version and language, AMQP-13): the suites
+  /// compare the received headers without them.
+  std::span<const std::string_view> own_headers = {};
+  /// The Inspector reports `in_flight`; false: the broker has no such figure, so it is nullopt.
+  bool counts_in_flight = true;
+  /// The Inspector reports `delayed`; false: the broker has no such figure, so it is nullopt.
+  bool counts_delayed = true;
 };
 
 /// A delay whose lower bound (the delay less the granularity) is still at least half of it.
@@ -126,6 +135,8 @@ inline constexpr std::chrono::milliseconds kBriefly{200};
 /// nullopt, like a pop that found nothing.
 [[nodiscard]] std::optional<ReceivedMessage> pop_message(Transport& t, std::string_view queue,
                                                          std::chrono::milliseconds timeout);
+/// `headers` without the keys of `Promises::own_headers`: what the publisher sent.
+[[nodiscard]] Headers published_headers(Headers headers, const Promises& promises);
 /// Sends what `t` batched (Flusher::flush) when it is a Flusher; ok otherwise.
 [[nodiscard]] Status settle(Transport& t);
 /// `ack`, then `settle`: the first error.

@@ -31,15 +31,17 @@ TYPED_TEST_P(HeaderContract, RT50_HeadersTravelBesideTheBodyAndStayWithTheirMess
   const auto with = pop_message(t, this->queue(), kWithin);
   ASSERT_TRUE(with.has_value());
   EXPECT_EQ(with->body, body);  // never wrapped into the body
+  const Headers got = published_headers(with->headers, TestFixture::promises);
   if (TestFixture::promises.carries_headers) {
-    EXPECT_EQ(with->headers, headers);
+    EXPECT_EQ(got, headers);
   } else {
-    EXPECT_TRUE(with->headers.empty());
+    EXPECT_TRUE(got.empty());
   }
   const auto without = pop_message(t, this->queue(), kWithin);
   ASSERT_TRUE(without.has_value());
   EXPECT_EQ(body_number(without->body), 2);
-  EXPECT_TRUE(without->headers.empty()) << "headers leaked onto the next message";
+  EXPECT_TRUE(published_headers(without->headers, TestFixture::promises).empty())
+      << "headers leaked onto the next message";
   EXPECT_TRUE(ack_and_settle(t, *with).ok());
   EXPECT_TRUE(ack_and_settle(t, *without).ok());
 }
@@ -51,7 +53,7 @@ TYPED_TEST_P(HeaderContract, RT3_EmptyHeadersPublishLikePublish) {
   const auto m = pop_message(this->transport(), this->queue(), kWithin);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->body, body);
-  EXPECT_TRUE(m->headers.empty());
+  EXPECT_TRUE(published_headers(m->headers, TestFixture::promises).empty());
   EXPECT_TRUE(ack_and_settle(this->transport(), *m).ok());
 }
 

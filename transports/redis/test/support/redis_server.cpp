@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "redis_server.hpp"
 
+#include <babelqueue/spi/uri.hpp>
+
 #include "raw_client.hpp"
 
 #include <chrono>
@@ -25,24 +27,6 @@ void ignore_sigpipe_once() {
   // hiredis writes to sockets the server may have closed (killed clients, a stopped server); the
   // test must see EPIPE there, not die of SIGPIPE.
   [[maybe_unused]] static const auto previous = std::signal(SIGPIPE, SIG_IGN);
-}
-
-std::string percent_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0x0f];
-    }
-  }
-  return out;
 }
 
 BrokerProcess::Spec redis_spec(const RedisServer::Config& config) {
@@ -96,7 +80,7 @@ std::string RedisServer::url(int db) const {
   std::string url = "redis://";
   if (!config_.requirepass.empty()) {
     url += ':';
-    url += percent_encode(config_.requirepass);
+    url += babelqueue::spi::percent_encode(config_.requirepass);
     url += '@';
   }
   url += "127.0.0.1:";

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+// AMQP 0-9-1 field tables and basic.properties on rabbitmq-c's types: the publish side writes
+// the binding's projection (AMQP-12..15) with native field types, the consume side turns a
+// received `headers` table into the string map the App sees (AMQP-21). Pure code, no I/O.
+
+#include <babelqueue/binding/amqp.hpp>
+#include <babelqueue/transport.hpp>
+
+#include <amqp.h>
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace babelqueue::amqp::detail {
+
+// One received field value as the App sees it (AMQP-21): `S`/`x` the bytes; integers decimal;
+// `t` "true"/"false"; `f`/`d` the shortest decimal that reads back to the same float or double
+// (std::to_chars, fixed or scientific, whichever is shorter: "0.1", "1e+300", "-0"), NaN as
+// "NaN", infinities as "inf" and "-inf"; `D` the decimal with every digit of its scale ("123.45"
+// for value 12345 scale 2, "1.50" for 150 scale 2), its value read as signed 32-bit as pika and
+// amqp091-go write it ("-0.05" for -5 scale 2; rabbitmq-c's member is uint32_t); `T` decimal
+// seconds; nullopt (skipped) for `V`, `A`, `F`, empty strings and kinds rabbitmq-c does not know.
+std::optional<std::string> stringify_field(const amqp_field_value_t& value);
+
+// Every entry of a received `headers` table that stringify_field keeps. A key that repeats keeps
+// its first value.
+Headers stringify_headers(const amqp_table_t& table);
+
+// The rabbitmq-c form of a projection: basic.properties with its flags and the `headers` table,
+// owning every byte they point to. Not copyable or movable (the pointers point into it).
+class WireProperties {
+ public:
+  explicit WireProperties(const binding::amqp::Projection& projection);
+  WireProperties(const WireProperties&) = delete;
+  WireProperties& operator=(const WireProperties&) = delete;
+
+  // Valid while this object lives.
+  [[nodiscard]] const amqp_basic_properties_t* get() const noexcept { return &props_; }
+
+ private:
+  amqp_bytes_t keep(std::string text);
+
+  std::deque<std::string> strings_;  // deque: growing it never moves what bytes point to
+  std::vector<amqp_table_entry_t> entries_;
+  amqp_basic_properties_t props_{};
+};
+
+}  // namespace babelqueue::amqp::detail

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// AmqpTransport: the Session (session.cpp) behind one connection mutex. A caller's operation
+// runs on the caller's thread with the mutex held; the I/O thread reads what arrives, writes
+// queued acks and services heartbeats; `pop` of pushed deliveries takes them from the Board.
+
+#include <babelqueue/amqp/transport.hpp>
+#include <babelqueue/binding/amqp.hpp>
+#include <babelqueue/spi/attempts.hpp>
+#include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/text.hpp>
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "options.hpp"
+#include "session.hpp"
+
+namespace babelqueue::amqp {
+
+using detail::Board;
+using detail::Completion;
+using detail::Delivery;
+using detail::Handle;
+using detail::Outgoing;
+using detail::PublishJob;
+using detail::Session;
+using spi::quoted;
+
+class AmqpTransport::Impl {
+ public:
+  explicit Impl(Options o) : options(std::move(o)) {
+    detail::validate(options);
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) {
+      throw TransportError(std::string("amqp: eventfd failed: ") + std::strerror(errno), false);
+    }
+  }
+  ~Impl() {
+    close();
+    ::close(wake_fd_);
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const Options options;
+  spi::ClosedGuard guard{"amqp transport"};
+  Board board;
+
+  // Queues an ack; the acks are written together by the next thread that holds the
+  // connection: a caller's operation, the consumer that runs out of deliveries (send_acks), or
+  // the I/O thread, woken once half the prefetch window waits for acks.
+  bool post_ack(const Handle& handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    start_io();
+    acks_.push_back(handle);
+    if (acks_.size() >= ack_batch_) wake();
+    return true;
+  }
+
+  // Writes the queued acks now: on the calling thread when the connection is free, else the
+  // I/O thread, which holds it, writes them next.
+  void send_acks() {
+    std::unique_lock<std::mutex> conn(conn_mu_, std::try_to_lock);
+    if (conn.owns_lock()) {
+      write_acks();
+      finish_turn();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!acks_.empty()) wake();
+  }
+
+  // Runs `fn(Session&)` on the calling thread with the connection to itself (after the acks
+  // queued before it), then handles the frames that arrived meanwhile; returns what `fn`
+  // returned or threw.
+  template <class F>
+  auto run(std::string_view operation, F fn) -> Result<std::invoke_result_t<F&, Session&>> {
+    using R = std::invoke_result_t<F&, Session&>;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return guard.error(operation);
+      start_io();
+    }
+    std::lock_guard<std::mutex> conn(conn_mu_);
+    write_acks();
+    std::optional<Result<R>> out;
+    try {
+      out.emplace(fn(session_));
+    } catch (const Error& e) {
+      out.emplace(e);
+    } catch (const std::exception& e) {
+      out.emplace(TransportError(std::string("amqp: ") + e.what()));
+    }
+    finish_turn();
+    return std::move(*out);
+  }
+
+  // Publishes `messages` (already projected) and waits for the broker's confirm.
+  Status publish(std::string_view queue, std::vector<Outgoing> messages,
+                 std::optional<std::chrono::milliseconds> delay) {
+    auto job = std::make_shared<PublishJob>();
+    job->queue = std::string(queue);
+    job->delay = delay;
+    job->messages = std::move(messages);
+    job->done = std::make_shared<Completion>();
+    std::shared_ptr<Completion> done = job->done;
+    Result<bool> written = run("publish", [&job](Session& s) {
+      s.publish(*job);
+      return true;
+    });
+    if (!written) return written.error();
+    const auto bound = options.connect_timeout + options.confirm_timeout;
+    std::optional<Status> st = done->take_within(bound);
+    if (!st) {
+      return TimeoutError("amqp: no confirm for the publish to " + quoted(queue) + " within " +
+                          std::to_string(bound.count()) + " ms (it may still have been stored)");
+    }
+    return *st;
+  }
+
+  Outgoing project(std::string body, const Headers& riders) const {
+    const binding::amqp::Projection p = binding::amqp::projection(body, riders);
+    for (const binding::amqp::Omitted& o : p.omitted) {
+      log_to(options.logger, LogLevel::Warning,
+             "amqp: " + quoted(o.name) + " left out of the publish: " + std::to_string(o.bytes) +
+                 " bytes exceed the 255-byte AMQP short string (AMQP-12/14)");
+    }
+    return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(p)};
+  }
+
+  // Remembers the first failure of an ack write, for flush().
+  void ack_failed(const Error& e) {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    if (!ack_error_) ack_error_ = detail::unshared(e);
+  }
+  std::optional<Error> take_ack_error() {
+    std::lock_guard<std::mutex> lock(ack_mu_);
+    std::optional<Error> e = std::move(ack_error_);
+    ack_error_.reset();
+    return e;
+  }
+
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stopping_ = true;
+      wake();
+    }
+    board.close();
+    if (io_.joinable()) io_.join();
+    std::lock_guard<std::mutex> conn(conn_mu_);
+    write_acks();
+    session_.shutdown();
+  }
+
+ private:
+  // With mu_ held.
+  void start_io() {
+    if (!io_.joinable()) io_ = std::thread([this] { loop(); });
+  }
+
+  // With mu_ held: one eventfd write until the I/O thread takes the queues.
+  void wake() {
+    if (woken_) return;
+    woken_ = true;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  }
+
+  // With conn_mu_ held.
+  void write_acks() {
+    std::vector<Handle> acks;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      acks.swap(acks_);
+    }
+    if (acks.empty()) return;
+    try {
+      session_.ack(acks);
+    } catch (const Error& e) {
+      ack_failed(e);
+    }
+  }
+
+  // With conn_mu_ held, after a caller's operation: the frames rabbitmq-c read and queued during
+  // it are handled, and the I/O thread is woken when the operation replaced the connection (it
+  // would go on polling the old socket, or none).
+  void finish_turn() {
+    session_.pump();
+    board.notify();
+    if (session_.connection_id() != polled_connection_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      wake();
+    }
+  }
+
+  // The I/O thread: writes the acks it was woken for, handles arriving frames, sends heartbeats,
+  // and sleeps in poll() on the socket and the eventfd for at most a quarter of the heartbeat
+  // interval.
+  void loop() {
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (woken_) {  // consumed here, so poll() does not return at once for it
+          woken_ = false;
+          std::uint64_t count = 0;
+          [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
+        }
+        if (stopping_) return;
+      }
+      int fd = -1;
+      std::chrono::milliseconds interval{};
+      {
+        std::lock_guard<std::mutex> conn(conn_mu_);
+        write_acks();
+        session_.pump();
+        fd = session_.fd();
+        interval = session_.poll_interval();
+        polled_connection_ = session_.connection_id();
+      }
+      board.notify();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (woken_ || stopping_) continue;
+      }
+      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
+      const nfds_t n = fd >= 0 ? 2 : 1;
+      ::poll(fds, n, n == 2 ? static_cast<int>(interval.count()) : -1);
+    }
+  }
+
+  int wake_fd_ = -1;
+  // Guards the queued acks, woken_, stopping_ and io_.
+  std::mutex mu_;
+  std::vector<Handle> acks_;
+  // The connection: every rabbitmq-c call happens with it held, on a caller's thread or the
+  // I/O thread; never held while a pop waits or a handler runs.
+  std::mutex conn_mu_;
+  Session session_{options, board};
+  // The connection the I/O thread polls (guarded by conn_mu_).
+  std::uint64_t polled_connection_ = 0;
+  const std::size_t ack_batch_ = options.consume_mode == ConsumeMode::Push
+                                     ? static_cast<std::size_t>(options.prefetch + 1) / 2
+                                     : 1;
+  bool woken_ = false;
+  bool stopping_ = false;
+  std::thread io_;
+  std::mutex ack_mu_;
+  std::optional<Error> ack_error_;
+};
+
+namespace {
+
+constexpr std::size_t kShortStringMax = binding::amqp::SHORT_STRING_MAX;
+
+// Queue names are AMQP short strings; "" would make the broker name a new queue.
+std::optional<Error> bad_queue(std::string_view queue) {
+  if (!queue.empty() && queue.size() <= kShortStringMax) return std::nullopt;
+  return Error(ErrorCode::Usage,
+               "amqp: a queue name must be 1 to 255 bytes, got " + std::to_string(queue.size()));
+}
+
+Error stale(const ReceivedMessage& msg) {
+  return Error(ErrorCode::StaleDelivery,
+               "amqp: this delivery from " + quoted(msg.queue) +
+                   " was settled already, or its channel is gone and the broker requeued it "
+                   "(AMQP-23)");
+}
+
+ReceivedMessage to_message(Delivery d) {
+  ReceivedMessage m;
+  m.body = std::move(d.body);
+  m.queue = std::move(d.queue);
+  m.handle = d.handle;
+  m.headers = std::move(d.headers);
+  m.delivery_count = d.delivery_count;
+  return m;
+}
+
+}  // namespace
+
+AmqpTransport::AmqpTransport(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+AmqpTransport::AmqpTransport(std::string_view url) {
+  Options options;
+  options = parse_url(url, std::move(options));
+  impl_ = std::make_unique<Impl>(std::move(options));
+}
+
+AmqpTransport::~AmqpTransport() = default;
+
+const Options& AmqpTransport::options() const noexcept {
+  return impl_->options;
+}
+
+std::string AmqpTransport::delay_queue(std::string_view queue,
+                                       std::chrono::milliseconds delay) const {
+  return detail::holding_queue(impl_->options, queue, delay);
+}
+
+Status AmqpTransport::publish(std::string_view queue, std::string body) {
+  return publish_with_headers(queue, std::move(body), {});
+}
+
+Status AmqpTransport::publish_with_headers(std::string_view queue, std::string body,
+                                           const Headers& headers) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish");
+  if (auto e = bad_queue(queue)) return *e;
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body), headers));
+  return impl_->publish(queue, std::move(one), std::nullopt);
+}
+
+Status AmqpTransport::publish_batch(std::string_view queue, std::vector<std::string> bodies) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish_batch");
+  if (auto e = bad_queue(queue)) return *e;
+  if (bodies.empty()) return {};
+  std::vector<Outgoing> messages;
+  messages.reserve(bodies.size());
+  for (std::string& body : bodies)
+    messages.push_back(impl_->project(std::move(body), {}));
+  return impl_->publish(queue, std::move(messages), std::nullopt);
+}
+
+Status AmqpTransport::publish_delayed(std::string_view queue, std::string body,
+                                      std::chrono::milliseconds delay) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish_delayed");
+  if (auto e = bad_queue(queue)) return *e;
+  if (bad_queue(delay_queue(queue, delay))) {
+    return Error(ErrorCode::Usage,
+                 "amqp: the holding queue name of " + quoted(queue) + " would exceed 255 bytes");
+  }
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body), {}));
+  if (delay <= std::chrono::milliseconds::zero()) {
+    return impl_->publish(queue, std::move(one), std::nullopt);
+  }
+  return impl_->publish(queue, std::move(one), delay);
+}
+
+Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue,
+                                                          std::chrono::milliseconds timeout) {
+  if (impl_->guard.closed()) return impl_->guard.error("pop");
+  if (auto e = bad_queue(queue)) return *e;
+  const std::string name(queue);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::max(timeout, std::chrono::milliseconds::zero());
+  const auto get_once = [&]() -> Result<std::optional<ReceivedMessage>> {
+    Result<std::optional<Delivery>> got =
+        impl_->run("pop", [name](Session& s) { return s.get(name); });
+    if (!got) return got.error();
+    if (!got.value()) return std::optional<ReceivedMessage>();
+    return std::optional<ReceivedMessage>(to_message(std::move(*got.value())));
+  };
+
+  if (impl_->options.consume_mode == ConsumeMode::Get) {
+    for (;;) {
+      Result<std::optional<ReceivedMessage>> r = get_once();
+      if (!r || r.value()) return r;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return r;
+      if (!impl_->board.sleep_until(std::min(deadline, now + impl_->options.empty_repoll_interval)))
+        return impl_->guard.error("pop");
+    }
+  }
+
+  for (;;) {
+    std::optional<Delivery> d;
+    std::optional<Error> lost;
+    switch (impl_->board.take(name, deadline, d, lost, [this] { impl_->send_acks(); })) {
+      case Board::Wait::Delivered:
+        return std::optional<ReceivedMessage>(to_message(std::move(*d)));
+      case Board::Wait::NotConsuming: {
+        Result<bool> started = impl_->run("pop", [name](Session& s) {
+          s.start_consumer(name);
+          return true;
+        });
+        if (!started) return started.error();
+        continue;
+      }
+      case Board::Wait::Lost:
+        return *lost;
+      case Board::Wait::TimedOut:
+        // A pop that may not wait asks the broker once (AMQP-19) rather than answer from a
+        // consumer whose first push may still be on its way.
+        if (timeout <= std::chrono::milliseconds::zero()) return get_once();
+        return std::optional<ReceivedMessage>();
+      case Board::Wait::Closed:
+        return impl_->guard.error("pop");
+    }
+  }
+}
+
+Status AmqpTransport::ack(const ReceivedMessage& msg) {
+  if (impl_->guard.closed()) return impl_->guard.error("ack");
+  const auto* handle = std::any_cast<Handle>(&msg.handle);
+  if (handle == nullptr) {
+    return Error(ErrorCode::Usage, "amqp: ack of a message this transport did not deliver");
+  }
+  if (!impl_->board.settle(*handle)) return stale(msg);
+  if (!impl_->post_ack(*handle)) return impl_->guard.error("ack");
+  return {};
+}
+
+Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseconds delay) {
+  if (impl_->guard.closed()) return impl_->guard.error("release");
+  const auto* handle = std::any_cast<Handle>(&msg.handle);
+  if (handle == nullptr) {
+    return Error(ErrorCode::Usage, "amqp: release of a message this transport did not deliver");
+  }
+  if (!impl_->board.is_outstanding(*handle)) return stale(msg);
+  Result<std::string, Error> body = spi::increment_attempts(msg.body);
+  if (!body) {
+    return Error(ErrorCode::ReleaseUnsupported,
+                 std::string("amqp: cannot count the attempt: ") + body.error().what());
+  }
+  Headers riders;
+  for (const auto& [key, value] : msg.headers) {
+    if (!key.starts_with("x-")) riders.emplace(key, value);
+  }
+  std::vector<Outgoing> one;
+  one.push_back(impl_->project(std::move(body.value()), riders));
+  const std::optional<std::chrono::milliseconds> holding =
+      delay > std::chrono::milliseconds::zero() ? std::optional(delay) : std::nullopt;
+  if (Status st = impl_->publish(msg.queue, std::move(one), holding); !st.ok()) return st;
+  return ack(msg);
+}
+
+Status AmqpTransport::flush() {
+  if (impl_->guard.closed()) return impl_->guard.error("flush");
+  Result<bool> done = impl_->run("flush", [](Session&) { return true; });
+  if (!done) return done.error();
+  if (std::optional<Error> e = impl_->take_ack_error()) return *e;
+  return {};
+}
+
+Result<QueueStats> AmqpTransport::stats(std::string_view queue,
+                                        std::string_view dead_letter_queue) {
+  if (impl_->guard.closed()) return impl_->guard.error("stats");
+  if (auto e = bad_queue(queue)) return *e;
+  std::string dlq =
+      dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
+  return impl_->run("stats", [q = std::string(queue), dlq = std::move(dlq)](Session& s) {
+    return s.stats(q, dlq);
+  });
+}
+
+Result<std::vector<PeekedMessage>> AmqpTransport::peek(std::string_view queue, std::size_t max) {
+  if (impl_->guard.closed()) return impl_->guard.error("peek");
+  if (auto e = bad_queue(queue)) return *e;
+  return impl_->run("peek", [q = std::string(queue), max](Session& s) { return s.peek(q, max); });
+}
+
+void AmqpTransport::close() {
+  if (!impl_->guard.close()) return;
+  impl_->close();
+}
+
+}  // namespace babelqueue::amqp
