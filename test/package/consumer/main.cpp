@@ -72,11 +72,11 @@ bool schemes() {
   }
   // The catalog generated at configure time is in the library: it names the component of a
   // scheme this tree has no transport for yet, and the option that will add it.
-  const std::string amqp = open_error("amqp://guest:s3cret@localhost/");
-  if (amqp.find("amqp component") == std::string::npos ||
-      amqp.find("-DBABELQUEUE_WITH_AMQP=ON") == std::string::npos ||
-      amqp.find("s3cret") != std::string::npos) {
-    return fail("unexpected amqp:// error: " + amqp);
+  const std::string kafka = open_error("kafka://user:s3cret@localhost/");
+  if (kafka.find("kafka component") == std::string::npos ||
+      kafka.find("-DBABELQUEUE_WITH_KAFKA=ON") == std::string::npos ||
+      kafka.find("s3cret") != std::string::npos) {
+    return fail("unexpected kafka:// error: " + kafka);
   }
   const std::vector<babelqueue::spi::KnownTransport> known = babelqueue::spi::known_transports();
   const auto entry = std::find_if(known.begin(), known.end(),
