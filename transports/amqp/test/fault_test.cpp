@@ -226,7 +226,7 @@ class Consumer {
 
 // The broker's counts for `queue` (rabbitmqctl list_queues), nullopt when it is not listed.
 std::optional<am::test::QueueInfo> queue_info(const RabbitServer& server,
-                                                 const std::string& queue) {
+                                              const std::string& queue) {
   for (am::test::QueueInfo& q : server.list_queues()) {
     if (q.name == queue) return q;
   }
