@@ -33,18 +33,26 @@ Error unshared(const Error& e) {
 
 // ---- Board ----
 
+void Board::signal(Queue& q) {
+  if (q.waker < 0 || q.signalled) return;
+  q.signalled = true;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(q.waker, &one, sizeof one);
+}
+
+void Board::signal_all() {
+  for (auto& [name, q] : queues_)
+    signal(q);
+}
+
 void Board::deliver(Delivery d) {
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = queues_.find(d.queue);
-    if (it == queues_.end()) it = queues_.emplace(d.queue, Queue{}).first;
-    if (d.handle.generation == generation_) outstanding_.insert(d.handle.tag);
-    it->second.ready.push_back(std::move(d));
-    wake = waiting_ > 0;
-  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = queues_.find(d.queue);
+  if (it == queues_.end()) it = queues_.emplace(d.queue, Queue{}).first;
+  if (d.handle.generation == generation_) outstanding_.insert(d.handle.tag);
+  it->second.ready.push_back(std::move(d));
   // A waiting pop starts on the first delivery of a burst while the rest is still being read.
-  if (wake) cv_.notify_all();
+  signal(it->second);
 }
 
 void Board::outstanding(const Handle& handle) {
@@ -76,8 +84,8 @@ void Board::consumer_ended(const std::string& queue, const Error& why) {
     if (it == queues_.end()) return;
     it->second.consuming = false;
     it->second.lost = unshared(why);
+    signal(it->second);
   }
-  cv_.notify_all();
 }
 
 void Board::channel_lost(const Error& why) {
@@ -91,8 +99,8 @@ void Board::channel_lost(const Error& why) {
         q.lost = unshared(why);
       }
     }
+    signal_all();
   }
-  cv_.notify_all();
 }
 
 void Board::set_generation(std::uint64_t generation) {
@@ -101,51 +109,40 @@ void Board::set_generation(std::uint64_t generation) {
   outstanding_.clear();
 }
 
-void Board::notify() {
-  cv_.notify_all();
-}
-
 void Board::close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
+    signal_all();
   }
   cv_.notify_all();
 }
 
-Board::Wait Board::take(const std::string& queue, std::chrono::steady_clock::time_point deadline,
-                        std::optional<Delivery>& out, std::optional<Error>& lost,
-                        const std::function<void()>& before_wait) {
-  std::unique_lock<std::mutex> lock(mu_);
+Board::Take Board::try_take(const std::string& queue, int waker, std::optional<Delivery>& out,
+                            std::optional<Error>& lost) {
+  std::lock_guard<std::mutex> lock(mu_);
   Queue& q = queues_[queue];
-  bool waited = false;
-  for (;;) {
-    if (closed_) return Wait::Closed;
-    if (!q.ready.empty()) {
-      out.emplace(std::move(q.ready.front()));
-      q.ready.pop_front();
-      return Wait::Delivered;
-    }
-    if (q.lost) {
-      lost = std::move(q.lost);
-      q.lost.reset();
-      return Wait::Lost;
-    }
-    if (!q.consuming) return Wait::NotConsuming;
-    if (!waited) {
-      waited = true;
-      lock.unlock();
-      before_wait();
-      lock.lock();
-      continue;
-    }
-    ++waiting_;
-    const std::cv_status waited_out = cv_.wait_until(lock, deadline);
-    --waiting_;
-    if (waited_out == std::cv_status::timeout && q.ready.empty() && !q.lost && !closed_) {
-      return Wait::TimedOut;
-    }
+  q.waker = -1;
+  if (closed_) return Take::Closed;
+  if (!q.ready.empty()) {
+    out.emplace(std::move(q.ready.front()));
+    q.ready.pop_front();
+    return Take::Delivered;
   }
+  if (q.lost) {
+    lost = std::move(q.lost);
+    q.lost.reset();
+    return Take::Lost;
+  }
+  if (!q.consuming) return Take::NotConsuming;
+  q.waker = waker;
+  q.signalled = false;
+  return Take::Empty;
+}
+
+void Board::forget(const std::string& queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = queues_.find(queue); it != queues_.end()) it->second.waker = -1;
 }
 
 bool Board::sleep_until(std::chrono::steady_clock::time_point deadline) {
@@ -610,9 +607,15 @@ Delivery Session::delivery_from(const std::string& queue, std::uint64_t tag, boo
   return d;
 }
 
-void Session::pump() {
+void Session::pump(Read read) {
   timeval zero{};
+  bool may_read = read != Read::Buffered;
   while (conn_ != nullptr) {
+    const bool buffered = amqp_frames_enqueued(conn_) != 0 || amqp_data_in_buffer(conn_) != 0;
+    if (!buffered) {
+      if (!may_read) return;
+      if (read == Read::Once) may_read = false;
+    }
     amqp_frame_t frame{};
     const int rc = amqp_simple_wait_frame_noblock(conn_, &frame, &zero);
     if (rc == AMQP_STATUS_TIMEOUT) return;

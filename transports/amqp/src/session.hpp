@@ -10,18 +10,19 @@
 #include <babelqueue/amqp/transport.hpp>
 
 #include <amqp.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -61,47 +62,48 @@ Result<T> unshared(Result<T> r) {
   return Result<T>(unshared(r.error()));
 }
 
-// One outcome handed to the caller waiting for it (a confirm read by the I/O thread): set once,
-// taken once.
-template <class T>
-class Handoff {
+// The outcome of one publish (or batch), set once by the thread that read its confirm (or
+// failed it) and taken by the publisher. A publisher that reads the socket itself while it waits
+// attaches its thread's eventfd, which set() then signals, so that a confirm read by another
+// thread wakes it out of poll().
+class Completion {
  public:
-  void set(T value) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (value_ || taken_) return;
-      value_.emplace(unshared(std::move(value)));
+  void set(Status value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (value_ || taken_) return;
+    value_.emplace(unshared(value));
+    if (waker_ >= 0 && waiter_ != std::this_thread::get_id()) {
+      const std::uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = ::write(waker_, &one, sizeof one);
     }
-    cv_.notify_all();
   }
-  // The outcome, or nullopt when it did not come within `timeout`.
-  std::optional<T> take_within(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [this] { return value_.has_value(); })) return std::nullopt;
-    return take_locked();
+  // The outcome once set (then taken), else nullopt.
+  std::optional<Status> try_take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!value_) return std::nullopt;
+    taken_ = true;
+    std::optional<Status> out = std::move(value_);
+    value_.reset();
+    return out;
   }
-  T take() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return value_.has_value(); });
-    return std::move(*take_locked());
+  // `fd` (the calling thread's eventfd) is signalled by set() on another thread until detach().
+  void attach(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    waker_ = fd;
+    waiter_ = std::this_thread::get_id();
+  }
+  void detach() {
+    std::lock_guard<std::mutex> lock(mu_);
+    waker_ = -1;
   }
 
  private:
-  std::optional<T> take_locked() {
-    std::optional<T> out = std::move(value_);
-    value_.reset();
-    taken_ = true;
-    return out;
-  }
-
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<T> value_;
+  std::optional<Status> value_;
   bool taken_ = false;
+  int waker_ = -1;
+  std::thread::id waiter_;
 };
-
-// The outcome of one publish (or batch).
-using Completion = Handoff<Status>;
 
 // Deliveries pushed by the broker, per queue, for the threads in `pop`; the consume channel's
 // current generation, for stale-ack checks.
@@ -116,8 +118,6 @@ class Board {
   // and every consumer ends with `why`.
   void channel_lost(const Error& why);
   void set_generation(std::uint64_t generation);
-  // Wakes the pops after a burst of deliveries.
-  void notify();
 
   // Any thread. A delivery handed out by deliver() or get() is outstanding until settle().
   void outstanding(const Handle& handle);
@@ -129,13 +129,14 @@ class Board {
   // Wakes every pop for good.
   void close();
 
-  enum class Wait { Delivered, NotConsuming, Lost, TimedOut, Closed };
-  // Waits until `queue` has a delivery (into `out`), has no consumer (NotConsuming), lost its
-  // consumer (Lost, with the error in `lost`), `deadline` passes or close(). `before_wait` runs
-  // once, unlocked, before the first wait (the transport sends its pending acks then).
-  Wait take(const std::string& queue, std::chrono::steady_clock::time_point deadline,
-            std::optional<Delivery>& out, std::optional<Error>& lost,
-            const std::function<void()>& before_wait);
+  enum class Take { Delivered, Empty, NotConsuming, Lost, Closed };
+  // Takes the next delivery of `queue` (into `out`), or tells why there is none: no consumer
+  // (NotConsuming), the consumer was lost (Lost, with the error in `lost`), close() (Closed), or
+  // none arrived yet (Empty): then the eventfd `waker` is signalled once when one arrives, the
+  // consumer ends or close(), until the next try_take() or forget() of the queue.
+  Take try_take(const std::string& queue, int waker, std::optional<Delivery>& out,
+                std::optional<Error>& lost);
+  void forget(const std::string& queue);
   // Waits until `deadline` or close(); false when closed.
   bool sleep_until(std::chrono::steady_clock::time_point deadline);
 
@@ -144,14 +145,18 @@ class Board {
     std::deque<Delivery> ready;
     bool consuming = false;
     std::optional<Error> lost;
+    int waker = -1;  // of the pop waiting for it
+    bool signalled = false;
   };
+  // With mu_ held.
+  void signal(Queue& q);
+  void signal_all();
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Queue, std::less<>> queues_;
   std::uint64_t generation_ = 0;
   std::unordered_set<std::uint64_t> outstanding_;  // tags of the current generation
-  int waiting_ = 0;                                // pops blocked in take()
   bool closed_ = false;
 };
 
@@ -202,8 +207,12 @@ class Session {
   QueueStats stats(const std::string& queue, const std::string& dead_letter_queue);
   std::vector<PeekedMessage> peek(const std::string& queue, std::size_t max);
 
-  // Handles every frame that arrived; sends heartbeats that are due. Never throws.
-  void pump();
+  // How far pump() reads: `Buffered` handles the frames rabbitmq-c holds already (no system
+  // call when it holds none), `Once` also reads the socket once (after poll() said it is
+  // readable), `All` reads it until nothing is left.
+  enum class Read { Buffered, Once, All };
+  // Handles the frames that arrived; sends heartbeats that are due. Never throws.
+  void pump(Read read = Read::All);
   // Closes the channels and the connection (the broker requeues what is unacked); pending
   // confirms fail with Closed; every later call that needs the connection throws ClosedError.
   void shutdown();

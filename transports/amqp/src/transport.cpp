@@ -17,7 +17,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -58,28 +57,25 @@ class AmqpTransport::Impl {
   Board board;
 
   // Queues an ack; the acks are written together by the next thread that holds the
-  // connection: a caller's operation, the consumer that runs out of deliveries (send_acks), or
-  // the I/O thread, woken once half the prefetch window waits for acks.
+  // connection (a caller's operation, a thread that reads while it waits), or once half the
+  // prefetch window waits for acks by this thread when the connection is free, else by the I/O
+  // thread, woken for them.
   bool post_ack(const Handle& handle) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
-    start_io();
-    acks_.push_back(handle);
-    if (acks_.size() >= ack_batch_) wake();
-    return true;
-  }
-
-  // Writes the queued acks now: on the calling thread when the connection is free, else the
-  // I/O thread, which holds it, writes them next.
-  void send_acks() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return false;
+      start_io();
+      acks_.push_back(handle);
+      if (acks_.size() < ack_batch_) return true;
+    }
     std::unique_lock<std::mutex> conn(conn_mu_, std::try_to_lock);
     if (conn.owns_lock()) {
       write_acks();
-      finish_turn();
-      return;
+      return true;
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (!acks_.empty()) wake();
+    return true;
   }
 
   // Runs `fn(Session&)` on the calling thread with the connection to itself (after the acks
@@ -107,6 +103,16 @@ class AmqpTransport::Impl {
     return std::move(*out);
   }
 
+  // A thread that waits for the broker (a confirm, a delivery) reads the connection itself
+  // when it is free: read_if_free() writes the queued acks and handles the frames that arrived;
+  // wait_readable() then sleeps until the socket (when it was free) or the thread's eventfd is
+  // readable, or a deadline.
+  struct Reader {
+    bool pumped = false;
+    int fd = -1;
+    std::chrono::milliseconds slice{};
+  };
+
   // Publishes `messages` (already projected) and waits for the broker's confirm.
   Status publish(std::string_view queue, std::vector<Outgoing> messages,
                  std::optional<std::chrono::milliseconds> delay) {
@@ -116,18 +122,63 @@ class AmqpTransport::Impl {
     job->messages = std::move(messages);
     job->done = std::make_shared<Completion>();
     std::shared_ptr<Completion> done = job->done;
-    Result<bool> written = run("publish", [&job](Session& s) {
+    // The publisher goes on to wait for the confirm on the socket it just wrote to.
+    Reader reader;
+    Result<bool> written = run("publish", [&job, &reader](Session& s) {
       s.publish(*job);
+      reader = Reader{.pumped = true, .fd = s.fd(), .slice = s.poll_interval()};
       return true;
     });
     if (!written) return written.error();
+    return wait_confirm(*done, queue, reader);
+  }
+
+  // Waits for `done`, reading the socket itself whenever the connection is free (as a
+  // single-threaded client reads its own confirm: no hand-off through another thread on the
+  // way), else woken by the thread that read the confirm.
+  Status wait_confirm(Completion& done, std::string_view queue, Reader& reader) {
     const auto bound = options.connect_timeout + options.confirm_timeout;
-    std::optional<Status> st = done->take_within(bound);
-    if (!st) {
-      return TimeoutError("amqp: no confirm for the publish to " + quoted(queue) + " within " +
-                          std::to_string(bound.count()) + " ms (it may still have been stored)");
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    const int waker = thread_waker();
+    done.attach(waker);
+    for (;;) {
+      if (std::optional<Status> st = done.try_take()) return detached(done, std::move(*st));
+      if (!reader.pumped) {
+        read_if_free(reader);
+        continue;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return detached(done, TimeoutError("amqp: no confirm for the publish to " + quoted(queue) +
+                                           " within " + std::to_string(bound.count()) +
+                                           " ms (it may still have been stored)"));
+      }
+      wait_readable(reader, waker, deadline);
     }
-    return *st;
+  }
+
+  void read_if_free(Reader& r) {
+    r.pumped = true;
+    r.fd = -1;
+    r.slice = kRetrySlice;
+    std::unique_lock<std::mutex> conn(conn_mu_, std::try_to_lock);
+    if (!conn.owns_lock()) return;
+    write_acks();
+    session_.pump(Session::Read::Once);
+    r.fd = session_.fd();
+    r.slice = session_.poll_interval();
+  }
+  static void wait_readable(Reader& r, int waker, std::chrono::steady_clock::time_point deadline) {
+    r.pumped = false;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero()) return;
+    const auto slice = waker < 0 ? std::min(r.slice, kRetrySlice) : r.slice;
+    pollfd fds[2] = {{waker, POLLIN, 0}, {r.fd, POLLIN, 0}};
+    ::poll(fds, 2, static_cast<int>(std::min(left, slice).count()));
+    if ((fds[0].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t n = ::read(waker, &count, sizeof count);
+    }
   }
 
   Outgoing project(std::string body, const Headers& riders) const {
@@ -167,6 +218,33 @@ class AmqpTransport::Impl {
   }
 
  private:
+  // How long a waiter that found the connection busy (or has no eventfd) sleeps before it looks
+  // again, unless woken.
+  static constexpr std::chrono::milliseconds kRetrySlice{1};
+
+  static Status detached(Completion& done, Status st) {
+    done.detach();
+    return st;
+  }
+
+  // The calling thread's eventfd for its waits (made on its first wait, closed when the thread
+  // ends), or -1 when none could be made.
+ public:
+  static int thread_waker() {
+    struct Fd {
+      int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      Fd() = default;
+      Fd(const Fd&) = delete;
+      Fd& operator=(const Fd&) = delete;
+      ~Fd() {
+        if (fd >= 0) ::close(fd);
+      }
+    };
+    thread_local const Fd waker;
+    return waker.fd;
+  }
+
+ private:
   // With mu_ held.
   void start_io() {
     if (!io_.joinable()) io_ = std::thread([this] { loop(); });
@@ -196,20 +274,13 @@ class AmqpTransport::Impl {
   }
 
   // With conn_mu_ held, after a caller's operation: the frames rabbitmq-c read and queued during
-  // it are handled, and the I/O thread is woken when the operation replaced the connection (it
-  // would go on polling the old socket, or none).
-  void finish_turn() {
-    session_.pump();
-    board.notify();
-    if (session_.connection_id() != polled_connection_) {
-      std::lock_guard<std::mutex> lock(mu_);
-      wake();
-    }
-  }
+  // it are handled.
+  void finish_turn() { session_.pump(Session::Read::Buffered); }
 
-  // The I/O thread: writes the acks it was woken for, handles arriving frames, sends heartbeats,
-  // and sleeps in poll() on the socket and the eventfd for at most a quarter of the heartbeat
-  // interval.
+  // The I/O thread: writes the acks it was woken for and, at least every poll interval, handles
+  // what arrived and services heartbeats (rabbitmq-c sends ours when it reads), so heartbeats go
+  // on while handlers run and nobody else reads the connection. The threads that wait for the
+  // broker read it themselves (Reader).
   void loop() {
     for (;;) {
       {
@@ -221,24 +292,19 @@ class AmqpTransport::Impl {
         }
         if (stopping_) return;
       }
-      int fd = -1;
       std::chrono::milliseconds interval{};
       {
         std::lock_guard<std::mutex> conn(conn_mu_);
         write_acks();
-        session_.pump();
-        fd = session_.fd();
+        session_.pump(Session::Read::All);
         interval = session_.poll_interval();
-        polled_connection_ = session_.connection_id();
       }
-      board.notify();
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (woken_ || stopping_) continue;
       }
-      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
-      const nfds_t n = fd >= 0 ? 2 : 1;
-      ::poll(fds, n, n == 2 ? static_cast<int>(interval.count()) : -1);
+      pollfd fd{wake_fd_, POLLIN, 0};
+      ::poll(&fd, 1, static_cast<int>(interval.count()));
     }
   }
 
@@ -250,8 +316,6 @@ class AmqpTransport::Impl {
   // I/O thread; never held while a pop waits or a handler runs.
   std::mutex conn_mu_;
   Session session_{options, board};
-  // The connection the I/O thread polls (guarded by conn_mu_).
-  std::uint64_t polled_connection_ = 0;
   const std::size_t ack_batch_ = options.consume_mode == ConsumeMode::Push
                                      ? static_cast<std::size_t>(options.prefetch + 1) / 2
                                      : 1;
@@ -377,13 +441,15 @@ Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue
     }
   }
 
+  const int waker = Impl::thread_waker();
+  Impl::Reader reader;
   for (;;) {
     std::optional<Delivery> d;
     std::optional<Error> lost;
-    switch (impl_->board.take(name, deadline, d, lost, [this] { impl_->send_acks(); })) {
-      case Board::Wait::Delivered:
+    switch (impl_->board.try_take(name, waker, d, lost)) {
+      case Board::Take::Delivered:
         return std::optional<ReceivedMessage>(to_message(std::move(*d)));
-      case Board::Wait::NotConsuming: {
+      case Board::Take::NotConsuming: {
         Result<bool> started = impl_->run("pop", [name](Session& s) {
           s.start_consumer(name);
           return true;
@@ -391,16 +457,25 @@ Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue
         if (!started) return started.error();
         continue;
       }
-      case Board::Wait::Lost:
+      case Board::Take::Lost:
         return *lost;
-      case Board::Wait::TimedOut:
-        // A pop that may not wait asks the broker once (AMQP-19) rather than answer from a
-        // consumer whose first push may still be on its way.
-        if (timeout <= std::chrono::milliseconds::zero()) return get_once();
-        return std::optional<ReceivedMessage>();
-      case Board::Wait::Closed:
+      case Board::Take::Closed:
         return impl_->guard.error("pop");
+      case Board::Take::Empty:
+        break;
     }
+    if (!reader.pumped) {
+      impl_->read_if_free(reader);
+      continue;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      impl_->board.forget(name);
+      // A pop that may not wait asks the broker once (AMQP-19) rather than answer from a
+      // consumer whose first push may still be on its way.
+      if (timeout <= std::chrono::milliseconds::zero()) return get_once();
+      return std::optional<ReceivedMessage>();
+    }
+    Impl::wait_readable(reader, waker, deadline);
   }
 }
 
