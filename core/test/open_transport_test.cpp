@@ -112,8 +112,8 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
 }
 
 TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
-  const std::string error = open_error("kafka://localhost:9092/");
-  EXPECT_NE(error.find("The kafka component (-DBABELQUEUE_WITH_KAFKA=ON)"), std::string::npos)
+  const std::string error = open_error("sqs://localhost:9324/");
+  EXPECT_NE(error.find("The sqs component (-DBABELQUEUE_WITH_SQS=ON)"), std::string::npos)
       << error;
 }
 

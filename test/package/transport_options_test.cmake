@@ -60,7 +60,7 @@ function(_bq_expect_redis name built)
 endfunction()
 
 # The other transports are off, so each case sees the Redis one alone.
-set(_others_off -DBABELQUEUE_WITH_AMQP=OFF)
+set(_others_off -DBABELQUEUE_WITH_AMQP=OFF -DBABELQUEUE_WITH_KAFKA=OFF)
 set(_tests_on -DBABELQUEUE_BUILD_TESTS=ON -DBABELQUEUE_BUILD_TOOLS=ON ${_others_off})
 set(_tests_off -DBABELQUEUE_BUILD_TESTS=OFF -DBABELQUEUE_BUILD_TOOLS=OFF ${_others_off})
 
@@ -85,5 +85,5 @@ if(HAVE_REDIS)
 endif()
 _bq_configure(bad_value FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_REDIS=maybe
   EXPECT "BABELQUEUE_WITH_REDIS must be AUTO, ON or OFF, got 'maybe'")
-_bq_configure(planned_on FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_KAFKA=ON
-  EXPECT "BABELQUEUE_WITH_KAFKA=ON but the kafka transport is not in this source tree yet")
+_bq_configure(planned_on FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_SQS=ON
+  EXPECT "BABELQUEUE_WITH_SQS=ON but the sqs transport is not in this source tree yet")

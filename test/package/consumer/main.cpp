@@ -72,11 +72,11 @@ bool schemes() {
   }
   // The catalog generated at configure time is in the library: it names the component of a
   // scheme this tree has no transport for yet, and the option that will add it.
-  const std::string kafka = open_error("kafka://user:s3cret@localhost/");
-  if (kafka.find("kafka component") == std::string::npos ||
-      kafka.find("-DBABELQUEUE_WITH_KAFKA=ON") == std::string::npos ||
-      kafka.find("s3cret") != std::string::npos) {
-    return fail("unexpected kafka:// error: " + kafka);
+  const std::string sqs = open_error("sqs://user:s3cret@localhost/");
+  if (sqs.find("sqs component") == std::string::npos ||
+      sqs.find("-DBABELQUEUE_WITH_SQS=ON") == std::string::npos ||
+      sqs.find("s3cret") != std::string::npos) {
+    return fail("unexpected sqs:// error: " + sqs);
   }
   const std::vector<babelqueue::spi::KnownTransport> known = babelqueue::spi::known_transports();
   const auto entry = std::find_if(known.begin(), known.end(),
