@@ -111,6 +111,7 @@ class AmqpTransport::Impl {
     bool pumped = false;
     int fd = -1;
     std::chrono::milliseconds slice{};
+    int busy = 0;  // consecutive rounds that found the connection busy
   };
 
   // Publishes `messages` (already projected) and waits for the broker's confirm.
@@ -159,9 +160,12 @@ class AmqpTransport::Impl {
   void read_if_free(Reader& r) {
     r.pumped = true;
     r.fd = -1;
-    r.slice = kRetrySlice;
     std::unique_lock<std::mutex> conn(conn_mu_, std::try_to_lock);
-    if (!conn.owns_lock()) return;
+    if (!conn.owns_lock()) {
+      r.slice = kRetrySlice * (1 << std::min(r.busy++, kMaxRetryDoublings));
+      return;
+    }
+    r.busy = 0;
     write_acks();
     session_.pump(Session::Read::Once);
     r.fd = session_.fd();
@@ -219,8 +223,10 @@ class AmqpTransport::Impl {
 
  private:
   // How long a waiter that found the connection busy (or has no eventfd) sleeps before it looks
-  // again, unless woken.
+  // again, unless woken: 1 ms, doubled while it stays busy (a reconnect can hold it for
+  // connect_timeout) up to 32 ms.
   static constexpr std::chrono::milliseconds kRetrySlice{1};
+  static constexpr int kMaxRetryDoublings = 5;
 
   static Status detached(Completion& done, Status st) {
     done.detach();
