@@ -60,6 +60,10 @@ void MockCluster::push_request_errors(std::int16_t api_key, const std::vector<in
   rd_kafka_mock_push_request_errors_array(cluster_, api_key, codes.size(), codes.data());
 }
 
+void MockCluster::clear_request_errors(std::int16_t api_key) {
+  rd_kafka_mock_clear_request_errors(cluster_, api_key);
+}
+
 void MockCluster::set_broker_down(std::int32_t broker) {
   check(rd_kafka_mock_broker_set_down(cluster_, broker), "broker down");
 }

@@ -32,6 +32,8 @@ class MockCluster {
   /// The next requests of Kafka API `api_key` (0 = Produce, 8 = OffsetCommit, ...) fail with
   /// `errors`, one each, in order.
   void push_request_errors(std::int16_t api_key, const std::vector<int>& errors);
+  /// Drops the errors still queued for `api_key`.
+  void clear_request_errors(std::int16_t api_key);
   void set_broker_down(std::int32_t broker);
   void set_broker_up(std::int32_t broker);
   void set_partition_leader(const std::string& topic, std::int32_t partition, std::int32_t broker);
