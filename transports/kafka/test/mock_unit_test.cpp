@@ -9,10 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "mock_cluster.hpp"
 
@@ -26,11 +29,13 @@ constexpr auto kPopDeadline = 20s;
 constexpr std::int16_t kProduceApi = 0;
 constexpr int kNotEnoughReplicas = 19;
 
-std::shared_ptr<KafkaTransport> transport(const MockCluster& mock, int publish_timeout_ms = 5000) {
-  // session.timeout.ms >= 4000: the mock's later rebalances wait session.timeout.ms - 1000.
+std::shared_ptr<KafkaTransport> transport(const MockCluster& mock, int publish_timeout_ms = 5000,
+                                          int session_timeout_ms = 4000) {
+  // session.timeout.ms >= 4000: the mock's later rebalances wait session.timeout.ms - 1000, and
+  // drop a member that has not rejoined by then.
   return std::make_shared<KafkaTransport>(
-      mock.url("?group_id=g&consumer.session.timeout.ms=4000&publish_timeout=" +
-               std::to_string(publish_timeout_ms)));
+      mock.url("?group_id=g&publish_timeout=" + std::to_string(publish_timeout_ms) +
+               "&consumer.session.timeout.ms=" + std::to_string(session_timeout_ms)));
 }
 
 // The next record of `queue`, waiting through the first group join.
@@ -114,12 +119,55 @@ TEST(KafkaMock, RewindRedeliversTheSameOffsetWithoutACommit) {  // KFK-T5, KFK-1
   EXPECT_EQ(stats->details.at(0).second, "end 2, committed none, lag 2");
 }
 
+// A second member joins while the first still holds a record: the revoke (on the first member's
+// pop thread, inside consume()) waits for the worker's ack instead of making it stale (with
+// revoke_grace=0 the ack is StaleDelivery). The mock coordinator refuses the revoke's commit with
+// REBALANCE_IN_PROGRESS (a Kafka broker accepts commits while preparing a rebalance), so that the
+// commit lands is left to the integration tests; here the record may be delivered again.
+TEST(KafkaMock, RevokeWaitsForTheOutstandingAck) {
+  MockCluster mock;
+  mock.create_topic("q", 1);
+  // The revoke waits for the ack (4 s) within the mock's rebalance window (9 s).
+  constexpr int kSession = 10'000;
+  auto a = transport(mock, 5000, kSession);
+  ASSERT_TRUE(a->publish("q", body(0)).ok());
+  const ReceivedMessage held = next(*a, "q");
+  ASSERT_EQ(held.body, body(0));
+  auto b = transport(mock, 5000, kSession);
+  std::atomic<bool> done{false};
+  std::optional<ReceivedMessage> got;
+  std::mutex got_mu;
+  const auto poll = [&](KafkaTransport& t) {
+    const auto deadline = std::chrono::steady_clock::now() + kPopDeadline;
+    while (!done.load() && std::chrono::steady_clock::now() < deadline) {
+      auto popped = t.pop("q", 100ms);
+      if (popped.has_value() && popped->has_value()) {
+        std::lock_guard<std::mutex> lock(got_mu);
+        if (!got) got = std::move(**popped);
+        done.store(true);
+      }
+    }
+  };
+  Status acked;
+  std::thread worker([&] {
+    std::this_thread::sleep_for(4s);  // the handler's work; the rebalance starts meanwhile
+    acked = a->ack(held);
+  });
+  std::thread pop_a([&] { poll(*a); });
+  std::thread pop_b([&] { poll(*b); });
+  worker.join();
+  EXPECT_TRUE(transport(mock)->publish("q", body(1)).ok());
+  pop_a.join();
+  pop_b.join();
+  EXPECT_TRUE(acked.ok()) << acked.error().what();
+  EXPECT_TRUE(got.has_value()) << "the group delivers again after the rebalance";
+}
+
 TEST(KafkaMock, OutOfOrderAcksCommitOnlyTheContiguousPrefix) {  // KFK-T8
   MockCluster mock;
   mock.create_topic("q", 1);
   auto t = transport(mock);
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(t->publish("q", body(i)).ok());
+  ASSERT_TRUE(t->publish_batch("q", {body(0), body(1), body(2)}).ok());
   const ReceivedMessage a = next(*t, "q");
   const ReceivedMessage b = next(*t, "q");
   const ReceivedMessage c = next(*t, "q");

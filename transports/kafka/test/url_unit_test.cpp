@@ -7,8 +7,13 @@
 #include <babelqueue/kafka/transport.hpp>
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafkacpp.h>
+
+#include <memory>
 
 #include <string>
+
+#include "options.hpp"
 
 namespace babelqueue::kafka {
 namespace {
@@ -143,6 +148,33 @@ TEST(KafkaOptions, ConstructionChecksProperties) {
   const std::string e = config_error([&] { KafkaTransport t(o); });
   EXPECT_NE(e.find("security.protocol"), std::string::npos) << e;
   EXPECT_EQ(e.find("hunter2"), std::string::npos) << e;
+}
+
+// The value librdkafka holds for `name` (topic-level ones such as acks included).
+std::string get(const std::unique_ptr<RdKafka::Conf>& conf, const std::string& name) {
+  std::string value;
+  EXPECT_EQ(conf->get(name, value), RdKafka::Conf::CONF_OK) << name;
+  return value;
+}
+
+TEST(KafkaOptions, ProducerIsAcksAllIdempotentAndConsumerCommitsManually) {  // KFK-T9, KFK-3, KFK-6
+  Options o = valid();
+  o.publish_timeout = std::chrono::milliseconds(1234);
+  const auto producer = detail::producer_conf(o, {});
+  EXPECT_EQ(get(producer, "acks"), "-1");
+  EXPECT_EQ(get(producer, "enable.idempotence"), "true");
+  EXPECT_EQ(get(producer, "linger.ms"), "0");
+  EXPECT_EQ(get(producer, "message.timeout.ms"), "1234");
+  o.producer_properties["acks"] = "1";
+  EXPECT_EQ(get(detail::producer_conf(o, {}), "acks"), "1") << "an explicit acks wins";
+
+  o.assignor = Assignor::RoundRobin;
+  const auto consumer = detail::consumer_conf(o, "grp", {});
+  EXPECT_EQ(get(consumer, "group.id"), "grp");
+  EXPECT_EQ(get(consumer, "enable.auto.commit"), "false");
+  EXPECT_EQ(get(consumer, "enable.auto.offset.store"), "false");
+  EXPECT_EQ(get(consumer, "auto.offset.reset"), "smallest");
+  EXPECT_EQ(get(consumer, "partition.assignment.strategy"), "roundrobin");
 }
 
 TEST(KafkaOptions, ValidationNamesTheMember) {
