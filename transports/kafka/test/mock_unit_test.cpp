@@ -246,6 +246,26 @@ TEST(KafkaMock, AFailingDeadLetterWriteIsNotCommittedAndIsRewound) {  // KFK-T6,
   EXPECT_GE(stats->dead_letter, 1) << "the rewound record reached the dead-letter topic";
 }
 
+TEST(KafkaMock, BrokerOutagesAreTransientAndLeaderMovesAreFollowed) {  // KFK-19, OB-10
+  MockCluster mock(2);
+  mock.create_topic("q", 1);
+  mock.set_partition_leader("q", 0, 1);
+  auto t = transport(mock, 1500);
+  ASSERT_TRUE(t->publish("q", body(0)).ok());
+  mock.set_partition_leader("q", 0, 2);
+  const Status moved = t->publish("q", body(1));
+  EXPECT_TRUE(moved.ok()) << moved.error().what();
+  mock.set_broker_down(1);
+  mock.set_broker_down(2);
+  const Status down = t->publish("q", body(2));
+  ASSERT_FALSE(down.ok());
+  EXPECT_TRUE(down.error().is_transient()) << down.error().what();
+  mock.set_broker_up(1);
+  mock.set_broker_up(2);
+  const Status up = t->publish("q", body(3));
+  EXPECT_TRUE(up.ok()) << up.error().what();
+}
+
 TEST(KafkaMock, RestoreWritesTheOriginalRecordAndReportsAFailure) {  // KFK-T7, KFK-15
   MockCluster mock;
   mock.create_topic("q", 1);
