@@ -27,10 +27,6 @@ namespace babelqueue::amqp::detail {
 
 using spi::quoted;
 
-Error unshared(const Error& e) {
-  return Error(e.code(), std::string(e.what()), e.is_transient());
-}
-
 // ---- Board ----
 
 void Board::signal(Queue& q) {

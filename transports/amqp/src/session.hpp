@@ -8,6 +8,7 @@
 // threads meet it through the Board (deliveries) and Completions (publishes).
 
 #include <babelqueue/amqp/transport.hpp>
+#include <babelqueue/spi/unshared.hpp>
 
 #include <amqp.h>
 #include <unistd.h>
@@ -47,20 +48,7 @@ struct Delivery {
   std::int64_t delivery_count = 0;  // quorum queues: x-delivery-count + 1
 };
 
-// A copy of `e` that shares no storage with it. std::runtime_error keeps its message in a
-// reference-counted string whose count changes inside libstdc++, which ThreadSanitizer does not
-// instrument, so two threads releasing copies of one error look like a race to it. Errors go
-// from the thread holding the connection to the others only as such copies: each thread
-// releases its own.
-Error unshared(const Error& e);
-inline Status unshared(const Status& s) {
-  return s.ok() ? Status() : Status(unshared(s.error()));
-}
-template <class T>
-Result<T> unshared(Result<T> r) {
-  if (r.has_value()) return r;
-  return Result<T>(unshared(r.error()));
-}
+using spi::unshared;
 
 // The outcome of one publish (or batch), set once by the thread that read its confirm (or
 // failed it) and taken by the publisher. A publisher that reads the socket itself while it waits

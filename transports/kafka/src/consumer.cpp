@@ -8,6 +8,8 @@
 
 #include "consumer.hpp"
 
+#include <babelqueue/spi/unshared.hpp>
+
 #include <babelqueue/spi/text.hpp>
 
 #include <chrono>
@@ -200,7 +202,7 @@ Status Consumer::commit(bool sync) {
 void Consumer::note_commit_error(const Error& error) {
   logger_.log(LogLevel::Warning, error.what());
   std::lock_guard<std::mutex> lock(error_mu_);
-  if (!commit_error_) commit_error_ = error;
+  if (!commit_error_) commit_error_ = spi::unshared(error);
 }
 
 void Consumer::offset_commit_cb(RdKafka::ErrorCode err, Partitions& offsets) {
@@ -219,7 +221,7 @@ void Consumer::offset_commit_cb(RdKafka::ErrorCode err, Partitions& offsets) {
 Status Consumer::flush() {
   Status status = commit(true);
   std::lock_guard<std::mutex> lock(error_mu_);
-  if (status.ok() && commit_error_) status = *commit_error_;
+  if (status.ok() && commit_error_) status = spi::unshared(*commit_error_);
   commit_error_.reset();
   return status;
 }

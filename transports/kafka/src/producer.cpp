@@ -7,6 +7,8 @@
 
 #include "producer.hpp"
 
+#include <babelqueue/spi/unshared.hpp>
+
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -23,7 +25,7 @@ struct Producer::Batch {
 
   void report(std::optional<Error> e) {
     std::lock_guard<std::mutex> lock(mu);
-    if (e && !error) error = std::move(e);
+    if (e && !error) error = spi::unshared(*e);
     --remaining;
     if (remaining == 0) done.notify_all();
   }
@@ -112,7 +114,7 @@ Status Producer::send(std::vector<OutgoingRecord> records) {
                         std::to_string(timeout_.count()) + " ms)");
   }
   if (!status.ok()) return status;
-  if (batch->error) return *batch->error;
+  if (batch->error) return spi::unshared(*batch->error);
   return {};
 }
 
