@@ -19,6 +19,7 @@
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
+#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 
@@ -51,53 +52,27 @@ struct Args {
   bool json = false;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "raw_baseline: %s\n"
-               "usage: babelqueue_kafka_raw_baseline [--bootstrap HOST:PORT] [--messages N]\n"
-               "  [--size BYTES | --body-file FILE] [--batch N] [--commit-every N] [--warmup N]\n"
-               "  [--json]\n",
-               problem.c_str());
-  std::exit(2);
-}
-
-long number(std::string_view name, const char* text, long min, long max) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < min || value > max) {
-    usage(std::string(name) + " wants an integer in [" + std::to_string(min) + ", " +
-          std::to_string(max) + "], not '" + text + "'");
-  }
-  return value;
-}
-
+// Exits with CLI11's message on bad arguments (status 2 on an error, 0 for --help).
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view opt = argv[i];
-    if (opt == "--json") {
-      a.json = true;
-      continue;
-    }
-    if (i + 1 >= argc) usage(std::string(opt) + " needs a value (or is unknown)");
-    const char* v = argv[++i];
-    if (opt == "--bootstrap") {
-      a.bootstrap = v;
-    } else if (opt == "--messages") {
-      a.messages = number(opt, v, 1, 100'000'000);
-    } else if (opt == "--size") {
-      a.size = number(opt, v, 1, 100'000'000);
-    } else if (opt == "--body-file") {
-      a.body_file = v;
-    } else if (opt == "--batch") {
-      a.batch = number(opt, v, 1, 1'000'000);
-    } else if (opt == "--commit-every") {
-      a.commit_every = number(opt, v, 1, 1'000'000);
-    } else if (opt == "--warmup") {
-      a.warmup = number(opt, v, 0, 100'000'000);
-    } else {
-      usage("unknown option " + std::string(opt));
-    }
+  CLI::App app{"The raw librdkafka baseline of `babelqueue bench transport --url kafka://...`"};
+  app.add_option("--bootstrap", a.bootstrap, "HOST:PORT of the broker");
+  app.add_option("--messages", a.messages, "Records per pattern")
+      ->check(CLI::Range(1L, 100'000'000L));
+  app.add_option("--size", a.size, "Value bytes (without --body-file)")
+      ->check(CLI::Range(1L, 100'000'000L));
+  app.add_option("--body-file", a.body_file, "The value of every record")->check(CLI::ExistingFile);
+  app.add_option("--batch", a.batch, "Records produced before waiting for their reports")
+      ->check(CLI::Range(1L, 1'000'000L));
+  app.add_option("--commit-every", a.commit_every, "Records between two commitAsync")
+      ->check(CLI::Range(1L, 1'000'000L));
+  app.add_option("--warmup", a.warmup, "Untimed records before each pattern")
+      ->check(CLI::Range(0L, 100'000'000L));
+  app.add_flag("--json", a.json, "Print one JSON object");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
   return a;
 }
@@ -242,10 +217,8 @@ class Consumer {
 
 using Clock = std::chrono::steady_clock;
 
-template <typename F>
-double timed_rate(long n, F&& run) {
-  const auto start = Clock::now();
-  run();
+// Records per second of `n` records handled since `start`.
+double rate_since(long n, Clock::time_point start) {
   const std::chrono::duration<double> took = Clock::now() - start;
   return static_cast<double>(n) / std::max(took.count(), 1e-9);
 }
@@ -284,7 +257,9 @@ int main(int argc, char** argv) {
     Producer producer(a, body);
     const auto produce = [&](const std::string& topic, long window) {
       producer.produce(topic, warm, window);
-      return timed_rate(a.messages, [&] { producer.produce(topic, a.messages, window); });
+      const auto start = Clock::now();
+      producer.produce(topic, a.messages, window);
+      return rate_since(a.messages, start);
     };
     const double produce1 = produce(each, 1);
     const double produce_n = produce(batched, a.batch);
@@ -292,7 +267,9 @@ int main(int argc, char** argv) {
     {
       Consumer consumer(a, each);
       consumer.consume(warm);
-      consume = timed_rate(a.messages, [&] { consumer.consume(a.messages); });
+      const auto start = Clock::now();
+      consumer.consume(a.messages);
+      consume = rate_since(a.messages, start);
     }
     delete_topics(producer.handle(), {each, batched});
     if (a.json) {
