@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
-// ThreadSanitizer builds only: Debian's librdkafka 2.0 runs its threads and locks on glibc's C11
-// <threads.h> (thrd_create, mtx_lock, cnd_wait, ...), which call glibc's pthread code internally,
-// where the sanitizer runtimes of GCC 12 and clang 14 do not see them. A librdkafka thread then
-// crashes in the first malloc TSan intercepts (its thread state was never set up), and the hand-
-// overs through its locks would be invisible. Linked into a test binary (it must be an object of
-// the executable, which then exports these symbols to librdkafka), these definitions take the
-// place of glibc's and forward to the pthread calls TSan intercepts. glibc's C11 types wrap the
-// pthread ones (mtx_t a pthread_mutex_t, cnd_t a pthread_cond_t, thrd_t a pthread_t), so the
-// casts below are what glibc itself does. The races TSan would report inside librdkafka are
-// suppressed (see __tsan_default_suppressions).
+// Compiled in ThreadSanitizer builds only (transports/kafka/CMakeLists.txt hands the object to
+// every executable that links babelqueue::kafka). Debian's librdkafka 2.0 runs its threads and
+// locks on glibc's C11 <threads.h> (thrd_create, mtx_lock, cnd_wait, ...), which call glibc's
+// pthread code internally, where the sanitizer runtimes of GCC 12 and clang 14 do not see them.
+// A librdkafka thread then crashes in the first malloc TSan intercepts (its thread state was never
+// set up), and the hand-overs through its locks would be invisible. As objects of the executable
+// (which exports these symbols to librdkafka), these definitions take the place of glibc's and
+// forward to the pthread calls TSan intercepts. glibc's C11 types wrap the pthread ones (mtx_t a
+// pthread_mutex_t, cnd_t a pthread_cond_t, thrd_t a pthread_t), so the casts below are what glibc
+// itself does. The races TSan would report inside librdkafka itself are suppressed (see
+// __tsan_default_suppressions); ours around it are not.
 
 #if !defined(__SANITIZE_THREAD__) && defined(__has_feature)
 #if __has_feature(thread_sanitizer)
