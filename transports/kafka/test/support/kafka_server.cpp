@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#include "kafka_server.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+#include "raw_kafka.hpp"
+
+namespace babelqueue::kafka::test {
+namespace {
+
+using babelqueue::testing::BrokerProcess;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Set by CMake: find_program()'s java, the fetch script and where it keeps the jars.
+constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
+constexpr std::string_view kDistScript = BABELQUEUE_KAFKA_DIST_SCRIPT;
+constexpr std::string_view kDistDir = BABELQUEUE_KAFKA_DIST_DIR;
+
+// A fresh node is ready in 2-4 s on an idle 2-core machine; much later when it is shared.
+constexpr milliseconds kStartTimeout{60'000};
+constexpr milliseconds kStopGrace{30'000};
+constexpr milliseconds kProbeInterval{50};
+constexpr milliseconds kProbeConnect{200};
+constexpr milliseconds kProbeTimeout{5'000};
+// What the broker logs when a listener's port is taken (BrokerProcess retries on new ports).
+constexpr std::string_view kPortTaken = "Address already in use";
+// The group and topic of the readiness probe's offset fetch.
+constexpr std::string_view kProbeGroup = "babelqueue-ready-probe";
+constexpr std::string_view kProbeTopic = "babelqueue-ready-probe";
+
+// A small heap is plenty for tests (RSS ~280 MB); C1 only and no shared perf data file start
+// the JVM faster and leave nothing in /tmp. The log lines carry the time of day.
+const std::vector<std::string> kJvmOptions = {"-Xms64m",          "-Xmx256m",
+                                              "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                                              "-XX:-UsePerfData", "-Djava.awt.headless=true"};
+
+// Formats the log dir ($3) with the cluster id ($4) unless done, then execs the broker, so the
+// PID is the JVM's. $1 java, $2 the jars, $5 server.properties, then the JVM options.
+constexpr std::string_view kLaunchScript = R"(set -e
+java=$1 libs=$2 log_dir=$3 cluster_id=$4 properties=$5
+shift 5
+if [ ! -f "$log_dir/meta.properties" ]; then
+  "$java" "$@" -cp "$libs/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$properties"
+fi
+exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
+)";
+
+std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+struct Dist {
+  std::optional<std::string> libs;
+  std::string reason;
+};
+
+// Runs kafka_dist.sh once per process: the jars' directory, or why there is none.
+const Dist& dist() {
+  static const Dist result = [] {
+    Dist d;
+    const std::string command =
+        "bash " + shell_quote(kDistScript) + " " + shell_quote(kDistDir) + " 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+      d.reason = "cannot run " + std::string(kDistScript);
+      return d;
+    }
+    std::string output;
+    std::array<char, 4096> buffer{};
+    for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      output.append(buffer.data(), n);
+    const int status = ::pclose(pipe);
+    while (!output.empty() && output.back() == '\n')
+      output.pop_back();
+    if (status != 0) {
+      d.reason = output;
+      return d;
+    }
+    d.libs = output.substr(output.rfind('\n') + 1);
+    return d;
+  }();
+  return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
+}
+
+// A new cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form).
+std::string new_cluster_id() {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::random_device random;
+  std::array<unsigned char, 18> bytes{};  // 16 random ones, two zero ones for the padding
+  for (std::size_t i = 0; i < 16; ++i)
+    bytes[i] = static_cast<unsigned char>(random());
+  std::string id;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const unsigned group =
+        (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
+    for (int shift = 18; shift >= 0; shift -= 6)
+      id += kAlphabet[(group >> shift) & 0x3f];
+  }
+  id.resize(22);
+  return id;
+}
+
+void write_file(const std::string& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+std::string server_properties(const BrokerProcess& p, const KafkaServer::Config& config) {
+  const std::string plaintext = "127.0.0.1:" + std::to_string(p.port(0));
+  const std::string controller = "127.0.0.1:" + std::to_string(p.port(1));
+  std::string text = "process.roles=broker,controller\nnode.id=1\n";
+  text += "controller.quorum.voters=1@" + controller + "\n";
+  text += "listeners=PLAINTEXT://" + plaintext + ",CONTROLLER://" + controller + "\n";
+  text += "advertised.listeners=PLAINTEXT://" + plaintext + "\n";
+  text += "controller.listener.names=CONTROLLER\n";
+  text += "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n";
+  text += "inter.broker.listener.name=PLAINTEXT\n";
+  text += "log.dirs=" + p.dir() + "/log\n";
+  // One broker: every internal topic has one replica; one offsets partition is created fastest.
+  text += "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n";
+  text += "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n";
+  text += "share.coordinator.state.topic.replication.factor=1\n";
+  text += "share.coordinator.state.topic.min.isr=1\n";
+  text += "group.initial.rebalance.delay.ms=0\nauto.create.topics.enable=true\n";
+  text += "num.partitions=" + std::to_string(config.partitions) + "\n";
+  for (const std::string& line : config.extra_properties)
+    text += line + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> kafka_server_unavailable() {
+  if (!java_executable()) {
+    return "Kafka test broker unavailable: java not found (configured at build time or on "
+           "PATH); install it (Debian: apt-get install default-jre-headless, see "
+           "scripts/install-deps)";
+  }
+  if (!dist().libs) {
+    return "Kafka test broker unavailable: its jars could not be fetched into " +
+           std::string(kDistDir) + ": " + dist().reason;
+  }
+  return std::nullopt;
+}
+
+KafkaServer::KafkaServer() : KafkaServer(Config{}) {}
+
+KafkaServer::KafkaServer(Config config)
+    : config_(std::move(config)), cluster_id_(new_cluster_id()) {
+  if (const std::optional<std::string> reason = kafka_server_unavailable())
+    throw std::runtime_error(*reason);
+  BrokerProcess::Spec spec;
+  spec.name = "kafka";
+  // PLAINTEXT, CONTROLLER.
+  spec.ports = 2;
+  spec.launch = [this](const BrokerProcess& p) {
+    const std::string properties = p.dir() + "/server.properties";
+    write_file(properties, server_properties(p, config_));
+    BrokerProcess::Launch launch{{"/bin/sh", "-c", std::string(kLaunchScript), "kafka",
+                                  *java_executable(), *dist().libs, p.dir() + "/log", cluster_id_,
+                                  properties}};
+    launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
+    return launch;
+  };
+  // Another broker on the port would answer too: only ours has this cluster id.
+  spec.ready = [this](const BrokerProcess& p) {
+    if (!babelqueue::testing::accepts_tcp(p.port(0), kProbeConnect)) return false;
+    RawKafka probe("127.0.0.1:" + std::to_string(p.port(0)));
+    if (probe.cluster_id(kProbeTimeout) != cluster_id_) return false;
+    static_cast<void>(
+        probe.committed(std::string(kProbeGroup), std::string(kProbeTopic), 0, kProbeTimeout));
+    return true;
+  };
+  spec.port_taken_marker = std::string(kPortTaken);
+  spec.start_timeout = kStartTimeout;
+  spec.probe_interval = kProbeInterval;
+  spec.stop_grace = kStopGrace;
+  const auto started = Clock::now();
+  node_.emplace(std::move(spec));
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+std::string KafkaServer::bootstrap() const {
+  return "127.0.0.1:" + std::to_string(port());
+}
+
+std::string KafkaServer::url(std::string_view query) const {
+  std::string url = "kafka://" + bootstrap() + "/";
+  if (!query.empty()) {
+    url += '?';
+    url += query;
+  }
+  return url;
+}
+
+void KafkaServer::restart() {
+  const auto started = Clock::now();
+  node_->start();
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+KafkaServer& shared_kafka_server() {
+  // A function-local static: started on first use, so a binary none of whose tests needs it
+  // starts no broker, and destroyed at exit, which kills it and removes its directory. A start
+  // that throws leaves it unset, and the next test tries again.
+  static KafkaServer server = [] {
+    // Only the main thread's id equals the process id.
+    if (::syscall(SYS_gettid) != ::getpid()) {
+      throw std::logic_error("the shared Kafka broker must be started from the main thread");
+    }
+    return KafkaServer();
+  }();
+  return server;
+}
+
+}  // namespace babelqueue::kafka::test
