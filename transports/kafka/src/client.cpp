@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+
+#include "client.hpp"
+
+#include "options.hpp"
+
+namespace babelqueue::kafka::detail {
+
+bool is_permanent(RdKafka::ErrorCode code) noexcept {
+  switch (code) {
+    case RdKafka::ERR__FATAL:
+    case RdKafka::ERR__AUTHENTICATION:
+    case RdKafka::ERR__SSL:
+    case RdKafka::ERR__INVALID_ARG:
+    case RdKafka::ERR__UNSUPPORTED_FEATURE:
+    case RdKafka::ERR_SASL_AUTHENTICATION_FAILED:
+    case RdKafka::ERR_UNSUPPORTED_SASL_MECHANISM:
+    case RdKafka::ERR_ILLEGAL_SASL_STATE:
+    case RdKafka::ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RdKafka::ERR_GROUP_AUTHORIZATION_FAILED:
+    case RdKafka::ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RdKafka::ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+    case RdKafka::ERR_INVALID_CONFIG:
+    case RdKafka::ERR_INVALID_GROUP_ID:
+    case RdKafka::ERR_TOPIC_EXCEPTION:
+    case RdKafka::ERR_MSG_SIZE_TOO_LARGE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Error map_error(RdKafka::ErrorCode code, std::string_view what, std::string_view reason) {
+  std::string text = "kafka: " + std::string(what) + ": " + RdKafka::err2str(code);
+  if (!reason.empty() && reason != RdKafka::err2str(code)) {
+    text += " (";
+    text += reason;
+    text += ")";
+  }
+  if (is_permanent(code)) return ConfigError(text);
+  if (code == RdKafka::ERR__TIMED_OUT || code == RdKafka::ERR__MSG_TIMED_OUT ||
+      code == RdKafka::ERR_REQUEST_TIMED_OUT) {
+    return TimeoutError(text);
+  }
+  return TransportError(text);
+}
+
+RecordHeaders record_headers(RdKafka::Message& message) {
+  RecordHeaders out;
+  const RdKafka::Headers* headers = message.headers();
+  if (headers == nullptr) return out;
+  for (const RdKafka::Headers::Header& h : headers->get_all()) {
+    RecordHeader header{.name = h.key(), .value = std::nullopt};
+    if (h.value() != nullptr) {
+      header.value.emplace(static_cast<const char*>(h.value()), h.value_size());
+    }
+    out.push_back(std::move(header));
+  }
+  return out;
+}
+
+std::string record_value(const RdKafka::Message& message) {
+  if (message.payload() == nullptr) return {};
+  return {static_cast<const char*>(message.payload()), message.len()};
+}
+
+void EventLogger::log(LogLevel level, std::string_view text) const {
+  log_to(logger_, level, scrub(text, secret_));
+}
+
+void EventLogger::event_cb(RdKafka::Event& event) {
+  switch (event.type()) {
+    case RdKafka::Event::EVENT_ERROR:
+      log(event.fatal() ? LogLevel::Error : LogLevel::Warning,
+          "kafka: " + RdKafka::err2str(event.err()) + ": " + event.str());
+      break;
+    case RdKafka::Event::EVENT_LOG: {
+      const int severity = static_cast<int>(event.severity());
+      const LogLevel level = severity <= RdKafka::Event::EVENT_SEVERITY_ERROR ? LogLevel::Error
+                             : severity == RdKafka::Event::EVENT_SEVERITY_WARNING
+                                 ? LogLevel::Warning
+                             : severity == RdKafka::Event::EVENT_SEVERITY_DEBUG ? LogLevel::Debug
+                                                                                : LogLevel::Info;
+      log(level, "kafka: " + event.fac() + ": " + event.str());
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace babelqueue::kafka::detail

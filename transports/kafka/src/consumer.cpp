@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// Locking: mu_ guards the tracker and is never held across a librdkafka call; commit_mu_
+// serialises commits so that a later position never reaches the broker before an earlier one.
+// The rebalance callback runs inside consume() on the pop thread and waits on `settled_` for the
+// workers' acks of the revoked partitions.
+
+#include "consumer.hpp"
+
+#include <babelqueue/spi/text.hpp>
+
+#include <chrono>
+#include <utility>
+
+#include "options.hpp"
+
+namespace babelqueue::kafka::detail {
+namespace {
+
+constexpr int kSeekTimeoutMs = 10'000;
+
+using Partitions = std::vector<RdKafka::TopicPartition*>;
+
+struct OwnedPartitions {
+  Partitions list;
+  OwnedPartitions() = default;
+  OwnedPartitions(const OwnedPartitions&) = delete;
+  OwnedPartitions& operator=(const OwnedPartitions&) = delete;
+  ~OwnedPartitions() { RdKafka::TopicPartition::destroy(list); }
+};
+
+}  // namespace
+
+const Handle* handle_of(const ReceivedMessage& msg) noexcept {
+  const auto* handle = std::any_cast<std::shared_ptr<const Handle>>(&msg.handle);
+  return handle == nullptr ? nullptr : handle->get();
+}
+
+Consumer::Consumer(const Options& options, std::string queue, std::string topic,
+                   EventLogger& logger)
+    : options_(options),
+      queue_(std::move(queue)),
+      topic_(std::move(topic)),
+      logger_(logger),
+      acks_(options.commit_batch) {
+  const std::unique_ptr<RdKafka::Conf> conf = consumer_conf(
+      options, options.group_id, Callbacks{.event = &logger, .rebalance = this, .commit = this});
+  std::string err;
+  consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (!consumer_) {
+    throw ConfigError("kafka: cannot create the consumer of " + spi::quoted(topic_) + ": " +
+                      scrub(err, options.sasl_password));
+  }
+  const RdKafka::ErrorCode code = consumer_->subscribe({topic_});
+  if (code != RdKafka::ERR_NO_ERROR) {
+    const Error e = map_error(code, "subscribe to " + topic_);
+    consumer_->close();
+    throw ConfigError(e.what());
+  }
+}
+
+Consumer::~Consumer() {
+  close();
+}
+
+ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoch) {
+  auto handle = std::make_shared<Handle>();
+  handle->consumer = weak_from_this();
+  handle->topic = topic_;
+  handle->partition = message.partition();
+  handle->offset = message.offset();
+  handle->epoch = epoch;
+  handle->headers = record_headers(message);
+  handle->timestamp_ms = message.timestamp().timestamp;
+
+  Incoming in = incoming(record_value(message), handle->headers);
+  handle->original_value = std::move(in.original_value);
+
+  ReceivedMessage msg;
+  msg.body = std::move(in.body);
+  msg.queue = queue_;
+  msg.headers = std::move(in.headers);
+  msg.route = std::move(in.route);
+  if (message.key_pointer() != nullptr) {
+    msg.key.emplace(static_cast<const char*>(message.key_pointer()), message.key_len());
+  }
+  if (!msg.route.empty() && options_.on_schema_version_rejected) {
+    try {
+      options_.on_schema_version_rejected(in.rejected_version, queue_);
+    } catch (const std::exception& e) {
+      logger_.log(LogLevel::Warning,
+                  std::string("kafka: on_schema_version_rejected threw: ") + e.what());
+    } catch (...) {
+      logger_.log(LogLevel::Warning, "kafka: on_schema_version_rejected threw");
+    }
+  }
+  msg.handle = std::shared_ptr<const Handle>(std::move(handle));
+  return msg;
+}
+
+Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait) {
+  const std::unique_ptr<RdKafka::Message> message(
+      consumer_->consume(static_cast<int>(wait.count())));
+  switch (message->err()) {
+    case RdKafka::ERR_NO_ERROR: {
+      std::optional<std::uint64_t> epoch;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        epoch = tracker_.hand_out(message->partition(), message->offset());
+      }
+      if (!epoch) return std::optional<ReceivedMessage>();
+      return std::optional<ReceivedMessage>(received(*message, *epoch));
+    }
+    case RdKafka::ERR__TIMED_OUT:
+    case RdKafka::ERR__PARTITION_EOF: {
+      const Status committed = commit(false);
+      if (!committed.ok()) note_commit_error(committed.error());
+      return std::optional<ReceivedMessage>();
+    }
+    case RdKafka::ERR_UNKNOWN_TOPIC_OR_PART:
+    case RdKafka::ERR__UNKNOWN_TOPIC:
+      if (!unknown_topic_logged_) {
+        unknown_topic_logged_ = true;
+        logger_.log(LogLevel::Warning, "kafka: topic " + spi::quoted(topic_) +
+                                           " does not exist (yet): " + message->errstr());
+      }
+      return std::optional<ReceivedMessage>();
+    default: {
+      std::string reason;
+      RdKafka::ErrorCode code = message->err();
+      if (code == RdKafka::ERR__FATAL) code = consumer_->fatal_error(reason);
+      Error e =
+          map_error(code, "consume " + topic_, scrub(message->errstr(), options_.sasl_password));
+      if (message->err() == RdKafka::ERR__FATAL) return ConfigError(e.what());
+      return e;
+    }
+  }
+}
+
+Status Consumer::ack(const Handle& handle) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!tracker_.settle(handle.partition, handle.offset, handle.epoch)) {
+      return Error(ErrorCode::StaleDelivery,
+                   "kafka: ack of " + handle.topic + "[" + std::to_string(handle.partition) + "]@" +
+                       std::to_string(handle.offset) +
+                       ": the partition was revoked or rewound since; it is delivered again");
+    }
+  }
+  settled_.notify_all();
+  if (acks_.add(handle.offset)) return commit(false);
+  return {};
+}
+
+Status Consumer::rewind(const Handle& handle) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!tracker_.rewind(handle.partition, handle.offset)) return {};
+  }
+  settled_.notify_all();
+  const std::unique_ptr<RdKafka::TopicPartition> position(
+      RdKafka::TopicPartition::create(topic_, handle.partition, handle.offset));
+  const RdKafka::ErrorCode code = consumer_->seek(*position, kSeekTimeoutMs);
+  if (code == RdKafka::ERR_NO_ERROR || code == RdKafka::ERR__STATE) return {};
+  return map_error(code, "rewind " + topic_ + "[" + std::to_string(handle.partition) + "]");
+}
+
+Status Consumer::commit(bool sync) {
+  std::lock_guard<std::mutex> serial(commit_mu_);
+  (void)acks_.take();
+  std::vector<std::pair<std::int32_t, std::int64_t>> positions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    positions = tracker_.uncommitted();
+    for (const auto& [partition, position] : positions)
+      tracker_.committed(partition, position);
+  }
+  if (positions.empty()) return {};
+  OwnedPartitions offsets;
+  for (const auto& [partition, position] : positions) {
+    offsets.list.push_back(RdKafka::TopicPartition::create(topic_, partition, position));
+  }
+  RdKafka::ErrorCode code =
+      sync ? consumer_->commitSync(offsets.list) : consumer_->commitAsync(offsets.list);
+  if (sync && code == RdKafka::ERR_NO_ERROR) {
+    for (const RdKafka::TopicPartition* tp : offsets.list) {
+      if (tp->err() != RdKafka::ERR_NO_ERROR) code = tp->err();
+    }
+  }
+  if (code == RdKafka::ERR_NO_ERROR) return {};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [partition, position] : positions)
+      tracker_.uncommit(partition);
+  }
+  return map_error(code, "commit " + topic_);
+}
+
+void Consumer::note_commit_error(const Error& error) {
+  logger_.log(LogLevel::Warning, error.what());
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (!commit_error_) commit_error_ = error;
+}
+
+void Consumer::offset_commit_cb(RdKafka::ErrorCode err, Partitions& offsets) {
+  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const RdKafka::TopicPartition* tp : offsets)
+      tracker_.uncommit(tp->partition());
+  }
+  note_commit_error(map_error(err, "commit " + topic_));
+}
+
+Status Consumer::flush() {
+  Status status = commit(true);
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (status.ok() && commit_error_) status = *commit_error_;
+  commit_error_.reset();
+  return status;
+}
+
+void Consumer::revoke(const Partitions& partitions) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto outstanding = [&] {
+      std::size_t n = 0;
+      for (const RdKafka::TopicPartition* tp : partitions)
+        n += tracker_.outstanding(tp->partition());
+      return n;
+    };
+    if (!closing_) {
+      settled_.wait_for(lock, options_.revoke_grace, [&] { return outstanding() == 0; });
+    }
+  }
+  const Status committed = commit(true);
+  if (!committed.ok()) note_commit_error(committed.error());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const RdKafka::TopicPartition* tp : partitions)
+      tracker_.revoke(tp->partition());
+  }
+  consumer_->unassign();
+}
+
+void Consumer::rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
+                            Partitions& partitions) {
+  if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const RdKafka::TopicPartition* tp : partitions)
+        tracker_.assign(tp->partition());
+    }
+    consumer->assign(partitions);
+    return;
+  }
+  if (err != RdKafka::ERR__REVOKE_PARTITIONS) {
+    logger_.log(LogLevel::Warning, "kafka: rebalance of " + topic_ + ": " + RdKafka::err2str(err));
+  }
+  revoke(partitions);
+}
+
+void Consumer::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    closing_ = true;
+  }
+  const Status committed = commit(true);
+  if (!committed.ok()) note_commit_error(committed.error());
+  consumer_->close();
+}
+
+}  // namespace babelqueue::kafka::detail

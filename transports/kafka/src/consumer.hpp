@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/kafka/transport.hpp>
+#include <babelqueue/spi/ack_batcher.hpp>
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "client.hpp"
+#include "offsets.hpp"
+#include "records.hpp"
+
+namespace babelqueue::kafka::detail {
+
+class Consumer;
+
+/// What a ReceivedMessage of this transport carries as its handle (KFK-8).
+struct Handle {
+  std::weak_ptr<Consumer> consumer;
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+  std::uint64_t epoch = 0;
+  /// The value bytes when `body` is a KFK-10 rewrite of them.
+  std::optional<std::string> original_value;
+  RecordHeaders headers;
+  std::int64_t timestamp_ms = 0;
+};
+
+/// The Kafka handle of `msg`, or nullptr when it has none.
+[[nodiscard]] const Handle* handle_of(const ReceivedMessage& msg) noexcept;
+
+/// One consumer-group member for one queue (KFK-6..KFK-12): pops records, tracks what it handed
+/// out, commits the settled prefixes, and drives eager rebalances.
+///
+/// Thread-safety: `pop` from one thread at a time; `ack`, `rewind`, `flush` and `close` from any
+/// thread (the rebalance callback runs on the pop thread and waits for acks of the others).
+class Consumer final : public RdKafka::RebalanceCb,
+                       public RdKafka::OffsetCommitCb,
+                       public std::enable_shared_from_this<Consumer> {
+ public:
+  /// Creates the client and subscribes to `topic`. @throws ConfigError when librdkafka refuses
+  /// the client or the subscription.
+  Consumer(const Options& options, std::string queue, std::string topic, EventLogger& logger);
+  ~Consumer() override;
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait);
+  Status ack(const Handle& handle);
+  Status rewind(const Handle& handle);
+  /// Commits the settled positions synchronously; the first commit error since the last flush.
+  Status flush();
+  /// Commits what was acked and leaves the group. Idempotent.
+  void close();
+
+  void rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
+                    std::vector<RdKafka::TopicPartition*>& partitions) override;
+  void offset_commit_cb(RdKafka::ErrorCode err,
+                        std::vector<RdKafka::TopicPartition*>& offsets) override;
+
+ private:
+  Status commit(bool sync);
+  void note_commit_error(const Error& error);
+  void revoke(const std::vector<RdKafka::TopicPartition*>& partitions);
+  ReceivedMessage received(RdKafka::Message& message, std::uint64_t epoch);
+
+  const Options& options_;
+  std::string queue_;
+  std::string topic_;
+  EventLogger& logger_;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+
+  std::mutex mu_;
+  std::condition_variable settled_;
+  OffsetTracker tracker_;
+  bool closing_ = false;
+
+  std::mutex commit_mu_;
+  spi::AckBatcher<std::int64_t> acks_;
+  std::mutex error_mu_;
+  std::optional<Error> commit_error_;
+  bool unknown_topic_logged_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace babelqueue::kafka::detail

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace babelqueue::kafka::detail {
+
+/// The KFK-11 bookkeeping of one consumer: per assigned partition, the offsets handed out and not
+/// settled yet, and the position that may be committed. Every hand-out carries an epoch, renewed
+/// when the partition is (re)assigned or rewound, so that a settlement of a delivery the consumer
+/// took back is recognised as stale.
+///
+/// Thread-safety: not thread-safe; the owner serialises every call.
+class OffsetTracker {
+ public:
+  /// Starts tracking `partition` (a new assignment): nothing outstanding, nothing committed.
+  void assign(std::int32_t partition) {
+    Partition p;
+    p.epoch = ++epochs_;
+    partitions_[partition] = std::move(p);
+  }
+  /// Stops tracking `partition`: its outstanding deliveries become stale.
+  void revoke(std::int32_t partition) { partitions_.erase(partition); }
+  [[nodiscard]] bool assigned(std::int32_t partition) const {
+    return partitions_.contains(partition);
+  }
+
+  /// Records that `offset` was handed out; its epoch, or nullopt when `partition` is not assigned.
+  std::optional<std::uint64_t> hand_out(std::int32_t partition, std::int64_t offset) {
+    const auto it = partitions_.find(partition);
+    if (it == partitions_.end()) return std::nullopt;
+    Partition& p = it->second;
+    p.outstanding[offset] = p.epoch;
+    if (offset + 1 > p.next) p.next = offset + 1;
+    return p.epoch;
+  }
+
+  /// Settles one hand-out; false when it is stale (partition revoked, offset rewound, or settled
+  /// already).
+  bool settle(std::int32_t partition, std::int64_t offset, std::uint64_t epoch) {
+    const auto it = partitions_.find(partition);
+    if (it == partitions_.end()) return false;
+    auto& outstanding = it->second.outstanding;
+    const auto at = outstanding.find(offset);
+    if (at == outstanding.end() || at->second != epoch) return false;
+    outstanding.erase(at);
+    return true;
+  }
+
+  /// Takes back every hand-out at or after `offset` (KFK-12); false when not assigned.
+  bool rewind(std::int32_t partition, std::int64_t offset) {
+    const auto it = partitions_.find(partition);
+    if (it == partitions_.end()) return false;
+    Partition& p = it->second;
+    p.outstanding.erase(p.outstanding.lower_bound(offset), p.outstanding.end());
+    p.epoch = ++epochs_;
+    if (p.next > offset) p.next = offset;
+    return true;
+  }
+
+  /// Hand-outs of `partition` not settled yet.
+  [[nodiscard]] std::size_t outstanding(std::int32_t partition) const {
+    const auto it = partitions_.find(partition);
+    return it == partitions_.end() ? 0 : it->second.outstanding.size();
+  }
+
+  /// The committable position of `partition`: its lowest unsettled offset, else the highest
+  /// handed out + 1; nullopt when nothing was handed out or not assigned.
+  [[nodiscard]] std::optional<std::int64_t> position(std::int32_t partition) const {
+    const auto it = partitions_.find(partition);
+    if (it == partitions_.end()) return std::nullopt;
+    const Partition& p = it->second;
+    if (!p.outstanding.empty()) return p.outstanding.begin()->first;
+    if (p.next < 0) return std::nullopt;
+    return p.next;
+  }
+
+  /// (partition, position) of every partition whose position moved past its last commit.
+  [[nodiscard]] std::vector<std::pair<std::int32_t, std::int64_t>> uncommitted() const {
+    std::vector<std::pair<std::int32_t, std::int64_t>> out;
+    for (const auto& [partition, p] : partitions_) {
+      const auto pos = position(partition);
+      if (pos && *pos != p.committed) out.emplace_back(partition, *pos);
+    }
+    return out;
+  }
+
+  /// Notes that `position` of `partition` was committed (or is being committed).
+  void committed(std::int32_t partition, std::int64_t position) {
+    const auto it = partitions_.find(partition);
+    if (it != partitions_.end()) it->second.committed = position;
+  }
+  /// Forgets the last commit of `partition` (it failed), so the next commit sends it again.
+  void uncommit(std::int32_t partition) { committed(partition, -1); }
+
+ private:
+  struct Partition {
+    std::uint64_t epoch = 0;
+    std::map<std::int64_t, std::uint64_t> outstanding;
+    std::int64_t next = -1;
+    std::int64_t committed = -1;
+  };
+  std::map<std::int32_t, Partition> partitions_;
+  std::uint64_t epochs_ = 0;
+};
+
+}  // namespace babelqueue::kafka::detail

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/transport.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace babelqueue::kafka::detail {
+
+/// One record header as on the wire: a value may be null, names may repeat.
+struct RecordHeader {
+  std::string name;
+  std::optional<std::string> value;
+
+  friend bool operator==(const RecordHeader&, const RecordHeader&) = default;
+};
+using RecordHeaders = std::vector<RecordHeader>;
+
+/// What a produce writes.
+struct OutgoingRecord {
+  std::string topic;
+  std::string value;
+  std::optional<std::string> key;
+  RecordHeaders headers;
+  /// CreateTime in Unix ms; 0 = the client's clock.
+  std::int64_t timestamp_ms = 0;
+};
+
+/// A publish of `body` (KFK-5): the projection's headers and timestamp, riders after them.
+OutgoingRecord outgoing(std::string topic, std::string body, const Headers& riders = {});
+
+/// The value of the first header named `name`; nullopt when absent or null (KFK-9, KFK-10).
+[[nodiscard]] std::optional<std::string_view> first_header(const RecordHeaders& headers,
+                                                           std::string_view name);
+
+/// OB-4: every non-null header as text, the first occurrence of a name winning.
+[[nodiscard]] Headers text_headers(const RecordHeaders& headers);
+
+/// The consume side of a record (KFK-8..KFK-10).
+struct Incoming {
+  std::string body;
+  /// The value bytes as received, set only when `body` is a KFK-10 rewrite of them.
+  std::optional<std::string> original_value;
+  Headers headers;
+  /// Set when the schema-version gate rejected (then `body` is the value untouched).
+  std::string route;
+  /// The rejected version, for the OB-6 hook.
+  std::string rejected_version;
+};
+
+/// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record.
+Incoming incoming(std::string value, const RecordHeaders& headers);
+
+}  // namespace babelqueue::kafka::detail
