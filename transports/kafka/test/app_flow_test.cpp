@@ -45,6 +45,12 @@ using std::chrono::milliseconds;
 
 constexpr std::string_view kUrn = "urn:babelqueue:contract";
 
+// A contract body (data {"n": n}) whose meta.queue is `queue`: where its dead-letter record
+// names it came from, and where redrive sends it back.
+std::string body_for(const std::string& queue, int n) {
+  return encode(make(kUrn, Json::object({{"n", n}}), {.queue = queue}));
+}
+
 Status fail(std::string_view why) {
   return Error(ErrorCode::Handler, std::string(why));
 }
@@ -70,10 +76,12 @@ std::string from_base64(std::string_view text) {
 
 class KafkaAppTest : public SharedBrokerTest {
  protected:
-  // An App on a transport of its own for this test's group.
-  App& app(AppOptions options = {}, std::string_view extra = {}) {
+  // An App on a transport of its own for this test's group. `poll_timeout` bounds a drain's
+  // first pop (the group join) and how long a consume takes to notice stop().
+  App& app(AppOptions options = {}, std::string_view extra = {},
+           milliseconds poll_timeout = kWithin) {
     transport_ = transport(extra);
-    options.poll_timeout = kWithin;
+    options.poll_timeout = poll_timeout;
     app_ = std::make_unique<App>(transport_, std::move(options));
     return *app_;
   }
@@ -112,7 +120,7 @@ TEST_F(KafkaAppTest, KFK11_HandledRecordsAreCommitted) {
 // the source topic are committed.
 TEST_F(KafkaAppTest, OB8_AFailureIsRetriedKeyedThenDeadLetteredKeyed) {
   raw().create_topic(queue(), 1);
-  raw().produce(queue(), std::string("order-7"), contract_body(1));
+  raw().produce(queue(), std::string("order-7"), body_for(queue(), 1));
   Seen<std::int64_t> attempts;
   App& a = app({.max_attempts = 2, .dead_letter = true});
   a.handle(kUrn, [&](Context&, const Envelope& env) {
@@ -188,7 +196,7 @@ TEST_F(KafkaAppTest, OB8_AGateRejectedRecordGoesToTheDlqAsItsBytes) {
 // is committed, and every record was handled exactly once.
 TEST_F(KafkaAppTest, KFK11_FourWorkersCommitOnlyContiguousOffsets) {
   constexpr int kRecords = 24;
-  App& a = app({.concurrency = 4}, "&commit_batch=1");
+  App& a = app({.concurrency = 4}, "&commit_batch=1", milliseconds(200));
   for (int n = 0; n < kRecords; ++n) {
     ASSERT_TRUE(kafka().publish(queue(), contract_body(n)).ok());
   }
@@ -239,7 +247,7 @@ TEST_F(KafkaAppTest, KFK11_FourWorkersCommitOnlyContiguousOffsets) {
 // commits the dead-letter offsets: the records are written before anything is committed.
 TEST_F(KafkaAppTest, HLP20_RedriveKeepsKeysAndCommitsTheDlqAfterItsWrites) {
   raw().create_topic(queue(), 1);
-  raw().produce(queue(), std::string("order-9"), contract_body(9));
+  raw().produce(queue(), std::string("order-9"), body_for(queue(), 9));
   {
     App& a = app({.max_attempts = 1, .dead_letter = true});
     a.handle(kUrn, [](Context&, const Envelope&) { return fail("to the DLQ"); });
@@ -252,6 +260,7 @@ TEST_F(KafkaAppTest, HLP20_RedriveKeepsKeysAndCommitsTheDlqAfterItsWrites) {
 
   auto t = transport();
   RedriveOptions options;
+  options.max = 2;
   options.timeout = kWithin;
   const RedriveResult result = redrive(*t, dlq(), options);
   ASSERT_TRUE(result.ok()) << result.status.error().what();

@@ -27,9 +27,13 @@ namespace {
 constexpr std::string_view kContractHeaders[] = {
     "bq-job", "bq-trace-id", "bq-message-id", "bq-schema-version", "bq-source-lang", "bq-attempts"};
 
-// Acking an offset twice changes nothing and is no error (the offset is already done).
-constexpr Promises kKafkaPromises{
-    .own_headers = kContractHeaders, .counts_in_flight = false, .counts_delayed = false};
+// A second ack of an acked offset is StaleDelivery and changes nothing. The Inspector's ready
+// count is the group's lag (end offset less committed offset); Kafka has no in-flight or
+// delayed figure.
+constexpr Promises kKafkaPromises{.stale_settle_error = ErrorCode::StaleDelivery,
+                                  .own_headers = kContractHeaders,
+                                  .counts_in_flight = false,
+                                  .counts_delayed = false};
 
 struct KafkaTraits {
   static void set_up() { BABELQUEUE_REQUIRE_KAFKA(); }

@@ -154,7 +154,7 @@ class Worker {
     });
     thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
   }
-  ~Worker() { stop(); }
+  ~Worker() { (void)stop(); }
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -96,7 +97,11 @@ class SharedBrokerTest : public ::testing::Test {
   std::vector<RawRecord> records(const std::string& topic, std::size_t n) {
     std::vector<RawRecord> got;
     eventually([&] {
-      got = raw_->read_all(topic, std::chrono::milliseconds(500));
+      try {
+        got = raw_->read_all(topic, std::chrono::seconds(5));
+      } catch (const std::runtime_error&) {
+        return false;  // the topic does not exist yet
+      }
       return got.size() >= n;
     });
     return got;
