@@ -147,6 +147,9 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
   text += "share.coordinator.state.topic.replication.factor=1\n";
   text += "share.coordinator.state.topic.min.isr=1\n";
   text += "group.initial.rebalance.delay.ms=0\nauto.create.topics.enable=true\n";
+  // After a kill -9 the controller keeps the dead broker's registration until its session
+  // times out (default 9 s, ~12 s to restart); 2 s with heartbeats every 0.5 s: ~4 s.
+  text += "broker.session.timeout.ms=2000\nbroker.heartbeat.interval.ms=500\n";
   text += "num.partitions=" + std::to_string(config.partitions) + "\n";
   for (const std::string& line : config.extra_properties)
     text += line + "\n";
