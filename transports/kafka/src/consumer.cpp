@@ -204,7 +204,10 @@ void Consumer::note_commit_error(const Error& error) {
 }
 
 void Consumer::offset_commit_cb(RdKafka::ErrorCode err, Partitions& offsets) {
-  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET) return;
+  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET ||
+      err == RdKafka::ERR__DESTROY) {
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const RdKafka::TopicPartition* tp : offsets)

@@ -36,6 +36,7 @@ class OffsetTracker {
     if (it == partitions_.end()) return std::nullopt;
     Partition& p = it->second;
     p.outstanding[offset] = p.epoch;
+    if (p.start < 0) p.start = offset;
     if (offset + 1 > p.next) p.next = offset + 1;
     return p.epoch;
   }
@@ -80,12 +81,14 @@ class OffsetTracker {
     return p.next;
   }
 
-  /// (partition, position) of every partition whose position moved past its last commit.
+  /// (partition, position) of every partition whose position moved past its last commit (or,
+  /// before any commit, past the first offset handed out: committing that would say nothing).
   [[nodiscard]] std::vector<std::pair<std::int32_t, std::int64_t>> uncommitted() const {
     std::vector<std::pair<std::int32_t, std::int64_t>> out;
     for (const auto& [partition, p] : partitions_) {
       const auto pos = position(partition);
-      if (pos && *pos != p.committed) out.emplace_back(partition, *pos);
+      if (!pos || *pos == p.committed || (p.committed < 0 && *pos == p.start)) continue;
+      out.emplace_back(partition, *pos);
     }
     return out;
   }
@@ -102,6 +105,7 @@ class OffsetTracker {
   struct Partition {
     std::uint64_t epoch = 0;
     std::map<std::int64_t, std::uint64_t> outstanding;
+    std::int64_t start = -1;
     std::int64_t next = -1;
     std::int64_t committed = -1;
   };

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// Records in and out: the KFK-5 projection as a header list, OB-4 consume headers, the KFK-9
+// gate (null header included) and the KFK-10 attempts authority through a record.
+
+#include "records.hpp"
+
+#include <babelqueue/binding/common.hpp>
+
+#include <gtest/gtest.h>
+
+#include "binding/fixtures.hpp"
+
+namespace babelqueue::kafka::detail {
+namespace {
+
+using binding_test::order_created;
+
+TEST(KafkaRecords, OutgoingCarriesTheProjection) {  // KFK-5, OB-3
+  const OutgoingRecord r =
+      outgoing("t", order_created(), {{"traceparent", "00-x"}, {"bq-job", "no"}});
+  EXPECT_EQ(r.topic, "t");
+  EXPECT_EQ(r.value, order_created());
+  EXPECT_FALSE(r.key.has_value());
+  EXPECT_EQ(r.timestamp_ms, binding_test::kCreatedAt);
+  const RecordHeaders expected{
+      {"bq-job", std::string(binding_test::kUrn)},
+      {"bq-trace-id", std::string(binding_test::kTrace)},
+      {"bq-message-id", std::string(binding_test::kId)},
+      {"bq-schema-version", "1"},
+      {"bq-source-lang", "php"},
+      {"bq-attempts", "0"},
+      {"traceparent", "00-x"},
+  };
+  EXPECT_EQ(r.headers, expected);
+  const OutgoingRecord raw = outgoing("t", "not json");
+  EXPECT_TRUE(raw.headers.empty());
+  EXPECT_EQ(raw.timestamp_ms, 0);
+}
+
+TEST(KafkaRecords, ConsumeHeadersFirstWinsNullSkipped) {  // OB-4
+  const RecordHeaders wire{{"a", "1"}, {"a", "2"}, {"n", std::nullopt}, {"b", ""}};
+  const Headers h = text_headers(wire);
+  EXPECT_EQ(h.size(), 2U);
+  EXPECT_EQ(h.at("a"), "1");
+  EXPECT_EQ(h.at("b"), "");
+  EXPECT_FALSE(h.contains("n"));
+  EXPECT_EQ(first_header(wire, "a"), "1");
+  EXPECT_EQ(first_header(wire, "n"), std::nullopt);
+  EXPECT_EQ(first_header(wire, "zz"), std::nullopt);
+}
+
+TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
+  const Incoming in = incoming(order_created(), {{"bq-schema-version", "2"}, {"bq-attempts", "5"}});
+  EXPECT_EQ(in.route, binding::unsupported_route("2"));
+  EXPECT_EQ(in.rejected_version, "2");
+  EXPECT_EQ(in.body, order_created()) << "a rejected record is not rewritten";
+  EXPECT_FALSE(in.original_value.has_value());
+}
+
+TEST(KafkaRecords, GateUsesTheFirstOccurrenceAndANullIsAbsent) {  // KFK-9
+  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", "1"}, {"bq-schema-version", "9"}})
+                  .route.empty());
+  EXPECT_FALSE(incoming(order_created(), {{"bq-schema-version", "9"}, {"bq-schema-version", "1"}})
+                   .route.empty());
+  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", std::nullopt}}).route.empty());
+  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", " "}}).route.empty());
+  EXPECT_FALSE(incoming(order_created(), {{"bq-schema-version", " 1"}}).route.empty());
+}
+
+TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
+  const Incoming same = incoming(order_created(), {{"bq-attempts", "0"}});
+  EXPECT_EQ(same.body, order_created()) << "equal: bytes untouched (ENV-37)";
+  EXPECT_FALSE(same.original_value.has_value());
+
+  const Incoming two = incoming(order_created(), {{"bq-attempts", " +2 "}});
+  ASSERT_TRUE(two.original_value.has_value());
+  EXPECT_EQ(*two.original_value, order_created());
+  const auto contract = binding::contract_of(two.body);
+  ASSERT_TRUE(contract.has_value());
+  EXPECT_EQ(contract->attempts, 2);
+  EXPECT_EQ(contract->urn, binding_test::kUrn);
+
+  for (const char* absent : {"-1", "x", "99999999999999999999"}) {
+    EXPECT_EQ(incoming(order_created(), {{"bq-attempts", absent}}).body, order_created()) << absent;
+  }
+  EXPECT_EQ(incoming(order_created(), {{"bq-attempts", std::nullopt}}).body, order_created());
+  const Incoming first = incoming(order_created(), {{"bq-attempts", "4"}, {"bq-attempts", "0"}});
+  EXPECT_EQ(binding::contract_of(first.body)->attempts, 4);
+  EXPECT_EQ(incoming("not json", {{"bq-attempts", "3"}}).body, "not json");
+}
+
+}  // namespace
+}  // namespace babelqueue::kafka::detail
