@@ -12,11 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -116,32 +114,6 @@ class SharedBrokerTest : public ::testing::Test {
   std::unique_ptr<RawKafka> raw_;
   std::string queue_;
   std::string group_;
-};
-
-// What handlers saw, for tests that wait on another thread's dispatches.
-//
-// Thread-safety: safe from any thread.
-template <class T>
-class Seen {
- public:
-  void add(T value) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      values_.push_back(std::move(value));
-    }
-    cv_.notify_all();
-  }
-  // Every value once there are at least `n`, or what there is after kWithin.
-  std::vector<T> wait_for(std::size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, babelqueue::testing::kWithin, [&] { return values_.size() >= n; });
-    return values_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<T> values_;
 };
 
 }  // namespace babelqueue::kafka::test
