@@ -78,6 +78,7 @@ TEST(KafkaMock, PublishPopAckAndASecondMemberResumesAfterTheCommit) {  // KFK-T4
   ASSERT_FALSE(stats->details.empty());
   EXPECT_EQ(stats->details[0].second, "end 3, committed 1, lag 2");
   EXPECT_EQ(stats->dead_letter, 0);
+  EXPECT_FALSE(stats->consumers.has_value()) << "not reported";
 }
 
 TEST(KafkaMock, KeysSurviveRepublish) {  // KFK-T4, KFK-8, KFK-13
