@@ -185,6 +185,30 @@ TEST(KafkaMock, OutOfOrderAcksCommitOnlyTheContiguousPrefix) {  // KFK-T8
   EXPECT_EQ(stats->details.at(0).second, "end 3, committed 3, lag 0");
 }
 
+TEST(KafkaMock, ThreeAppWorkersCommitEveryRecordOnce) {  // KFK-T8 through the App, OB-11
+  MockCluster mock;
+  mock.create_topic("q", 1);
+  const std::shared_ptr<KafkaTransport> t = transport(mock);
+  App app(t, {.poll_timeout = 5s, .concurrency = 3});
+  constexpr int kRecords = 30;
+  for (int i = 0; i < kRecords; ++i)
+    app.publish("urn:test:n", Json::object({{"n", i}}), {.queue = "q"});
+  std::atomic<int> handled{0};
+  app.handle("urn:test:n", [&](Context&, const Envelope&) {
+    // Uneven work, so that acks arrive out of order.
+    std::this_thread::sleep_for(std::chrono::milliseconds(handled.fetch_add(1) % 3));
+    return Status();
+  });
+  const DrainResult drained = app.drain("q", kRecords);
+  EXPECT_TRUE(drained.status.ok());
+  EXPECT_EQ(drained.count, static_cast<std::size_t>(kRecords));
+  ASSERT_TRUE(t->flush().ok());
+  const auto stats = t->stats("q", "");
+  ASSERT_TRUE(stats.has_value()) << stats.error().what();
+  EXPECT_EQ(stats->details.at(0).second, "end 30, committed 30, lag 0");
+  EXPECT_EQ(handled.load(), kRecords);
+}
+
 TEST(KafkaMock, ProduceErrorsAreReturned) {  // KFK-T6 (acks=all path), KFK-4
   MockCluster mock;
   mock.create_topic("q", 1);
@@ -220,6 +244,26 @@ TEST(KafkaMock, AFailingDeadLetterWriteIsNotCommittedAndIsRewound) {  // KFK-T6,
   // The timed-out write may still land once the errors stop (librdkafka's "possibly persisted"):
   // at least once.
   EXPECT_GE(stats->dead_letter, 1) << "the rewound record reached the dead-letter topic";
+}
+
+TEST(KafkaMock, BrokerOutagesAreTransientAndLeaderMovesAreFollowed) {  // KFK-19, OB-10
+  MockCluster mock(2);
+  mock.create_topic("q", 1);
+  mock.set_partition_leader("q", 0, 1);
+  auto t = transport(mock, 1500);
+  ASSERT_TRUE(t->publish("q", body(0)).ok());
+  mock.set_partition_leader("q", 0, 2);
+  const Status moved = t->publish("q", body(1));
+  EXPECT_TRUE(moved.ok()) << moved.error().what();
+  mock.set_broker_down(1);
+  mock.set_broker_down(2);
+  const Status down = t->publish("q", body(2));
+  ASSERT_FALSE(down.ok());
+  EXPECT_TRUE(down.error().is_transient()) << down.error().what();
+  mock.set_broker_up(1);
+  mock.set_broker_up(2);
+  const Status up = t->publish("q", body(3));
+  EXPECT_TRUE(up.ok()) << up.error().what();
 }
 
 TEST(KafkaMock, RestoreWritesTheOriginalRecordAndReportsAFailure) {  // KFK-T7, KFK-15
