@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -41,9 +40,16 @@ constexpr std::string_view kProbeTopic = "babelqueue-ready-probe";
 
 // A small heap is plenty for tests (RSS ~280 MB); C1 only and no shared perf data file start
 // the JVM faster and leave nothing in /tmp. The log lines carry the time of day.
-const std::vector<std::string> kJvmOptions = {"-Xms64m",          "-Xmx256m",
-                                              "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                              "-XX:-UsePerfData", "-Djava.awt.headless=true"};
+const std::vector<std::string> kJvmOptions = {
+    "-Xms64m",
+    "-Xmx256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Djava.awt.headless=true",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+};
 
 // Formats the log dir ($3) with the cluster id ($4) unless done, then execs the broker, so the
 // PID is the JVM's. $1 java, $2 the jars, $5 server.properties, then the JVM options.

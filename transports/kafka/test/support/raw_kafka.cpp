@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string_view>
