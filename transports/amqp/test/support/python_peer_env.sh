@@ -9,9 +9,13 @@
 # Usage: python_peer_env.sh VENV_DIR      prints VENV_DIR/bin/python on stdout
 # Exit status: 0 ready, 1 the venv could not be made (reason on stderr), 2 bad usage.
 # BABELQUEUE_PYTHON (default /usr/bin/python3) picks the interpreter; pip honours PIP_INDEX_URL.
+# Other peers reuse it with their own pins: BABELQUEUE_PEER_REQUIREMENTS (space-separated) and
+# BABELQUEUE_PEER_IMPORTS (the modules the venv must import, comma-separated), e.g. the Kafka
+# tests' support/python_peer.sh.
 set -euo pipefail
 
-requirements=(babelqueue==1.24.0 pika==1.4.4)
+read -r -a requirements <<<"${BABELQUEUE_PEER_REQUIREMENTS:-babelqueue==1.24.0 pika==1.4.4}"
+imports=${BABELQUEUE_PEER_IMPORTS:-babelqueue, pika, babelqueue.pika_transport}
 
 fail() {
   echo "python_peer_env: $*" >&2
@@ -54,7 +58,6 @@ if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --quiet \
   tail -n 5 "$log" >&2
   fail "could not install ${requirements[*]} from PyPI (is the package index reachable?)"
 fi
-"$venv/bin/python" -c 'import babelqueue, pika, babelqueue.pika_transport' ||
-  fail "the venv at $venv cannot import babelqueue and pika"
+"$venv/bin/python" -c "import $imports" || fail "the venv at $venv cannot import $imports"
 echo "$wanted" >"$stamp"
 echo "$venv/bin/python"
