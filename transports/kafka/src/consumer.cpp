@@ -12,6 +12,7 @@
 
 #include <babelqueue/spi/text.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -21,6 +22,10 @@ namespace babelqueue::kafka::detail {
 namespace {
 
 constexpr int kSeekTimeoutMs = 10'000;
+// A pop waits in slices of this at most, so that close() ends it promptly.
+constexpr std::chrono::milliseconds kPopSlice{100};
+// Records serve() keeps for the next pop at most (then it stops serving).
+constexpr std::size_t kMaxStashed = 1000;
 
 using Partitions = std::vector<RdKafka::TopicPartition*>;
 
@@ -101,9 +106,64 @@ ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoc
   return msg;
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait) {
-  const std::unique_ptr<RdKafka::Message> message(
-      consumer_->consume(static_cast<int>(wait.count())));
+Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
+                                                     const std::function<void()>& between_slices) {
+  std::lock_guard<std::mutex> pop(pop_mu_);
+  if (!stashed_.empty()) {
+    std::unique_ptr<RdKafka::Message> message = std::move(stashed_.front());
+    stashed_.pop_front();
+    if (stashed_.empty()) set_paused(false);
+    return take(std::move(message));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closing_) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
+    }
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto slice = std::clamp(left, std::chrono::milliseconds::zero(), kPopSlice);
+    std::unique_ptr<RdKafka::Message> message(consumer_->consume(static_cast<int>(slice.count())));
+    if (message->err() == RdKafka::ERR__TIMED_OUT && slice < left) {
+      between_slices();
+      continue;
+    }
+    return take(std::move(message));
+  }
+}
+
+void Consumer::serve() {
+  std::unique_lock<std::mutex> pop(pop_mu_, std::try_to_lock);
+  if (!pop.owns_lock() || stashed_.size() >= kMaxStashed) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return;
+  }
+  std::unique_ptr<RdKafka::Message> message(consumer_->consume(0));
+  if (message->err() != RdKafka::ERR_NO_ERROR) return;  // events only; errors come again
+  stashed_.push_back(std::move(message));
+  set_paused(true);
+}
+
+void Consumer::set_paused(bool paused) {
+  std::vector<RdKafka::TopicPartition*> parts;
+  if (consumer_->assignment(parts) == RdKafka::ERR_NO_ERROR && !parts.empty()) {
+    if (paused) {
+      consumer_->pause(parts);
+    } else {
+      consumer_->resume(parts);
+    }
+  }
+  RdKafka::TopicPartition::destroy(parts);
+}
+
+std::size_t Consumer::outstanding() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tracker_.outstanding_total();
+}
+
+Result<std::optional<ReceivedMessage>> Consumer::take(std::unique_ptr<RdKafka::Message> message) {
   switch (message->err()) {
     case RdKafka::ERR_NO_ERROR: {
       std::optional<std::uint64_t> epoch;

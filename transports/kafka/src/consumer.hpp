@@ -9,6 +9,8 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -54,7 +56,17 @@ class Consumer final : public RdKafka::RebalanceCb,
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
 
-  Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait);
+  /// Waits up to `wait` in slices, so that close() ends it within one slice; `between_slices`
+  /// runs after each empty slice (the transport serves its other consumers there).
+  Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait,
+                                             const std::function<void()>& between_slices);
+  /// From another queue's pop, while this one is not popped: serves this member's group
+  /// protocol (a rebalance needs every member to poll, else it waits until the member's session
+  /// ends). A record that comes with it is kept for the next pop and fetching is paused until
+  /// then. Returns at once when a pop of this consumer is running.
+  void serve();
+  /// Records handed out and not yet settled (ack, revoke, rewind).
+  [[nodiscard]] std::size_t outstanding();
   Status ack(const Handle& handle);
   Status rewind(const Handle& handle);
   /// Commits the settled positions synchronously; the first commit error since the last flush.
@@ -68,6 +80,8 @@ class Consumer final : public RdKafka::RebalanceCb,
                         std::vector<RdKafka::TopicPartition*>& offsets) override;
 
  private:
+  Result<std::optional<ReceivedMessage>> take(std::unique_ptr<RdKafka::Message> message);
+  void set_paused(bool paused);
   Status commit(bool sync);
   void note_commit_error(const Error& error);
   void revoke(const std::vector<RdKafka::TopicPartition*>& partitions);
@@ -78,6 +92,11 @@ class Consumer final : public RdKafka::RebalanceCb,
   std::string topic_;
   EventLogger& logger_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+
+  // Held by pop and serve (the KafkaConsumer's consume side, one thread at a time); guards
+  // stashed_.
+  std::mutex pop_mu_;
+  std::deque<std::unique_ptr<RdKafka::Message>> stashed_;
 
   std::mutex mu_;
   std::condition_variable settled_;

@@ -65,6 +65,12 @@ class OffsetTracker {
   }
 
   /// Hand-outs of `partition` not settled yet.
+  [[nodiscard]] std::size_t outstanding_total() const {
+    std::size_t n = 0;
+    for (const auto& [partition, p] : partitions_)
+      n += p.outstanding.size();
+    return n;
+  }
   [[nodiscard]] std::size_t outstanding(std::int32_t partition) const {
     const auto it = partitions_.find(partition);
     return it == partitions_.end() ? 0 : it->second.outstanding.size();

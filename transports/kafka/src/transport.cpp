@@ -93,6 +93,12 @@ class KafkaTransport::Impl {
     return detail::outgoing(topic(queue), std::move(body), riders);
   }
 
+  std::shared_ptr<Consumer> existing_consumer(std::string_view queue) {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = consumers.find(queue);
+    return it == consumers.end() ? nullptr : it->second;
+  }
+
   std::vector<std::shared_ptr<Consumer>> all_consumers() {
     std::lock_guard<std::mutex> lock(mu);
     std::vector<std::shared_ptr<Consumer>> out;
@@ -210,7 +216,12 @@ Result<std::optional<ReceivedMessage>> KafkaTransport::pop(std::string_view queu
   const std::chrono::milliseconds max_wait = impl_->options.max_wait;
   const auto wait = std::max(std::chrono::milliseconds(0),
                              max_wait.count() > 0 ? std::min(timeout, max_wait) : timeout);
-  return (*c)->pop(wait);
+  const std::shared_ptr<Consumer> popped = *c;
+  return popped->pop(wait, [this, &popped] {
+    for (const std::shared_ptr<Consumer>& other : impl_->all_consumers()) {
+      if (other != popped) other->serve();
+    }
+  });
 }
 
 Status KafkaTransport::ack(const ReceivedMessage& msg) {
@@ -250,7 +261,17 @@ Result<QueueStats> KafkaTransport::stats(std::string_view queue,
   if (impl_->guard.closed()) return impl_->guard.error("stats");
   const std::string dlq =
       dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
-  return detail::topic_stats(impl_->options, impl_->logger, impl_->topic(queue), impl_->topic(dlq));
+  Result<QueueStats> stats =
+      detail::topic_stats(impl_->options, impl_->logger, impl_->topic(queue), impl_->topic(dlq));
+  if (!stats) return stats;
+  // The lag counts the records this transport holds unsettled: they are in flight, not ready
+  // (what other processes hold is not known to it).
+  const std::shared_ptr<Consumer> c = impl_->existing_consumer(queue);
+  const auto held = c ? static_cast<std::int64_t>(c->outstanding()) : std::int64_t{0};
+  QueueStats& s = stats.value();
+  if (s.ready) s.ready = std::max<std::int64_t>(0, *s.ready - held);
+  s.in_flight = held;
+  return stats;
 }
 
 Result<std::vector<PeekedMessage>> KafkaTransport::peek(std::string_view queue, std::size_t max) {

@@ -28,11 +28,11 @@ constexpr std::string_view kContractHeaders[] = {
     "bq-job", "bq-trace-id", "bq-message-id", "bq-schema-version", "bq-source-lang", "bq-attempts"};
 
 // A second ack of an acked offset is StaleDelivery and changes nothing. The Inspector's ready
-// count is the group's lag (end offset less committed offset); Kafka has no in-flight or
-// delayed figure.
+// count is the group's lag (end offset less committed offset) less the records this transport
+// holds unsettled, which are its in-flight count; Kafka has no delayed figure.
 constexpr Promises kKafkaPromises{.stale_settle_error = ErrorCode::StaleDelivery,
                                   .own_headers = kContractHeaders,
-                                  .counts_in_flight = false,
+                                  .counts_in_flight = true,
                                   .counts_delayed = false};
 
 struct KafkaTraits {
