@@ -125,9 +125,9 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const auto slice = std::clamp(left, std::chrono::milliseconds::zero(), kPopSlice);
     std::unique_ptr<RdKafka::Message> message(consumer_->consume(static_cast<int>(slice.count())));
-    if (message->err() == RdKafka::ERR__TIMED_OUT && slice < left) {
+    if (message->err() == RdKafka::ERR__TIMED_OUT) {
       between_slices();
-      continue;
+      if (slice < left) continue;
     }
     return take(std::move(message));
   }

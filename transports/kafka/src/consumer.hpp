@@ -57,7 +57,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   Consumer& operator=(const Consumer&) = delete;
 
   /// Waits up to `wait` in slices, so that close() ends it within one slice; `between_slices`
-  /// runs after each empty slice (the transport serves its other consumers there).
+  /// runs after each empty slice, the last one included (the transport serves its other
+  /// consumers there: an App polling with a 100 ms timeout makes one slice per pop).
   Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait,
                                              const std::function<void()>& between_slices);
   /// From another queue's pop, while this one is not popped: serves this member's group
