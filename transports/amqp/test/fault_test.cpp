@@ -17,6 +17,8 @@
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/contract.hpp>
 
+#include <babelqueue/testing/fault_kit.hpp>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -24,12 +26,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -58,120 +57,23 @@ constexpr char kUrn[] = "urn:babel:orders:created";
 // machine.
 constexpr auto kRecover = 60s;
 
+// The kit's eventually, with this file's default bound.
 template <class Pred>
 bool eventually(Pred&& done, Clock::duration within = kWithin) {
-  const auto deadline = Clock::now() + within;
-  for (;;) {
-    if (done()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
+  return bq::testing::eventually(std::forward<Pred>(done), within);
 }
 
-// Every meta.id a handler ran for, with how often; written from the App's threads.
-class Seen {
- public:
-  void add(const std::string& id) {
-    std::lock_guard lock(mu_);
-    ++runs_[id];
-  }
-  [[nodiscard]] int runs(const std::string& id) const {
-    std::lock_guard lock(mu_);
-    const auto it = runs_.find(id);
-    return it == runs_.end() ? 0 : it->second;
-  }
-  // The ids of `expected` no handler ran for.
-  [[nodiscard]] std::vector<std::string> missing(const std::set<std::string>& expected) const {
-    std::lock_guard lock(mu_);
-    std::vector<std::string> out;
-    for (const std::string& id : expected) {
-      if (!runs_.contains(id)) out.push_back(id);
-    }
-    return out;
-  }
-  [[nodiscard]] std::size_t distinct() const {
-    std::lock_guard lock(mu_);
-    return runs_.size();
-  }
+using Seen = bq::testing::HandledIds;
+using bq::testing::describe_missing;
 
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, int> runs_;
-};
-
-std::string describe_missing(const std::vector<std::string>& missing) {
-  std::ostringstream out;
-  out << missing.size() << " confirmed id(s) never handled";
-  for (std::size_t i = 0; i < missing.size() && i < 5; ++i)
-    out << (i == 0 ? ": " : ", ") << missing[i];
-  return out.str();
-}
-
-// Publishes one envelope after another through an App of its own until stop(), keeping the
-// meta.id of every publish that returned: the broker confirmed it (D-9). A failed publish (the
-// broker is down or dropped the connection) is counted and retried after a short pause.
-class Producer {
+// The kit's publisher on a transport of its own (or a given one), its waits bounded by kRecover.
+class Producer : public bq::testing::ContinuousPublisher {
  public:
   Producer(std::shared_ptr<am::AmqpTransport> transport, std::string queue)
-      : app_(std::move(transport)), queue_(std::move(queue)) {
-    thread_ = std::thread([this] { run(); });
-  }
+      : ContinuousPublisher(std::move(transport), std::move(queue), kUrn) {}
   Producer(const std::string& url, std::string queue)
       : Producer(std::make_shared<am::AmqpTransport>(url), std::move(queue)) {}
-  ~Producer() { stop(); }
-  Producer(const Producer&) = delete;
-  Producer& operator=(const Producer&) = delete;
-
-  [[nodiscard]] std::size_t confirmed() const {
-    std::lock_guard lock(mu_);
-    return ids_.size();
-  }
-  [[nodiscard]] std::size_t failures() const { return failures_.load(); }
-  // The texts of the failures that were not transient.
-  [[nodiscard]] std::vector<std::string> permanent_failures() const {
-    std::lock_guard lock(mu_);
-    return permanent_;
-  }
-  // Waits until `n` more publishes than now were confirmed; false after `within`.
-  bool wait_for_more(std::size_t n, Clock::duration within = kRecover) {
-    const std::size_t target = confirmed() + n;
-    return eventually([&] { return confirmed() >= target; }, within);
-  }
-  // Ends the loop; the confirmed ids.
-  std::set<std::string> stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard lock(mu_);
-    return ids_;
-  }
-
- private:
-  void run() {
-    for (int n = 0; !stopping_; ++n) {
-      try {
-        std::string id =
-            app_.publish(kUrn, bq::Json::object({{"n", n}}), bq::PublishOptions{queue_, {}});
-        std::lock_guard lock(mu_);
-        ids_.insert(std::move(id));
-      } catch (const bq::Error& e) {
-        ++failures_;
-        if (!e.is_transient()) {
-          std::lock_guard lock(mu_);
-          permanent_.emplace_back(e.what());
-        }
-        std::this_thread::sleep_for(20ms);
-      }
-    }
-  }
-
-  bq::App app_;
-  std::string queue_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<std::size_t> failures_{0};
-  mutable std::mutex mu_;
-  std::set<std::string> ids_;
-  std::vector<std::string> permanent_;
-  std::thread thread_;
+  bool wait_for_more(std::size_t n) { return ContinuousPublisher::wait_for_more(n, kRecover); }
 };
 
 // An App (default options) consuming `queue` in a thread of its own until stop(); every

@@ -13,6 +13,8 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 
+#include <babelqueue/testing/fault_kit.hpp>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,11 +22,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -49,95 +48,15 @@ constexpr auto kRecover = 90s;
 constexpr std::string_view kQuickGroup =
     "&consumer.session.timeout.ms=6000&consumer.heartbeat.interval.ms=500";
 
-// Every meta.id a handler ran for, with how often; written from the App's threads.
-class Handled {
- public:
-  void add(const std::string& id) {
-    std::lock_guard lock(mu_);
-    ++runs_[id];
-  }
-  [[nodiscard]] std::size_t distinct() const {
-    std::lock_guard lock(mu_);
-    return runs_.size();
-  }
-  [[nodiscard]] bool contains(const std::string& id) const {
-    std::lock_guard lock(mu_);
-    return runs_.contains(id);
-  }
-  // The ids of `expected` no handler ran for.
-  [[nodiscard]] std::vector<std::string> missing(const std::set<std::string>& expected) const {
-    std::lock_guard lock(mu_);
-    std::vector<std::string> out;
-    for (const std::string& id : expected) {
-      if (!runs_.contains(id)) out.push_back(id);
-    }
-    return out;
-  }
+using Handled = babelqueue::testing::HandledIds;
+using babelqueue::testing::describe_missing;
 
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, int> runs_;
-};
-
-std::string describe_missing(const std::vector<std::string>& missing) {
-  std::ostringstream out;
-  out << missing.size() << " published id(s) never handled";
-  for (std::size_t i = 0; i < missing.size() && i < 5; ++i)
-    out << (i == 0 ? ": " : ", ") << missing[i];
-  return out.str();
-}
-
-// Publishes one envelope after another through an App of its own until stop(), keeping the
-// meta.id of every publish that returned (its delivery report came). A failed publish (the
-// broker is down) is counted and the loop goes on.
-class Producer {
+// The kit's publisher on a transport of its own, its waits bounded by kRecover.
+class Producer : public babelqueue::testing::ContinuousPublisher {
  public:
   Producer(const std::string& url, std::string queue)
-      : app_(std::make_shared<KafkaTransport>(url)), queue_(std::move(queue)) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Producer() { stop(); }
-  Producer(const Producer&) = delete;
-  Producer& operator=(const Producer&) = delete;
-
-  [[nodiscard]] std::size_t confirmed() const {
-    std::lock_guard lock(mu_);
-    return ids_.size();
-  }
-  [[nodiscard]] std::size_t failures() const { return failures_.load(); }
-  // Waits until `n` more publishes than now returned; false after `within`.
-  bool wait_for_more(std::size_t n, std::chrono::steady_clock::duration within = kRecover) {
-    const std::size_t target = confirmed() + n;
-    return eventually([&] { return confirmed() >= target; }, within);
-  }
-  // Ends the loop; the ids published.
-  std::set<std::string> stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard lock(mu_);
-    return ids_;
-  }
-
- private:
-  void run() {
-    for (long i = 0; !stopping_; ++i) {
-      try {
-        const std::string id = app_.publish(kUrn, Json::object({{"i", i}}), {.queue = queue_});
-        std::lock_guard lock(mu_);
-        ids_.insert(id);
-      } catch (const Error&) {
-        ++failures_;
-      }
-    }
-  }
-
-  App app_;
-  std::string queue_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<std::size_t> failures_{0};
-  mutable std::mutex mu_;
-  std::set<std::string> ids_;
-  std::thread thread_;
+      : ContinuousPublisher(std::make_shared<KafkaTransport>(url), std::move(queue), kUrn) {}
+  bool wait_for_more(std::size_t n) { return ContinuousPublisher::wait_for_more(n, kRecover); }
 };
 
 // App::consume on a thread of its own, recording every meta.id it handles, until stop().

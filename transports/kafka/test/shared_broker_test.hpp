@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <babelqueue/testing/fault_kit.hpp>
+
 #include "kafka_server.hpp"
 #include "raw_kafka.hpp"
 
@@ -30,16 +32,11 @@ namespace babelqueue::kafka::test {
 
 using RawHeaders = decltype(RawRecord::headers);
 
-// Polls `done` every few milliseconds until it holds; false after `within`.
+// The kit's eventually, bounded by kWithin unless told otherwise.
 template <class Pred>
 bool eventually(Pred&& done,
                 std::chrono::steady_clock::duration within = babelqueue::testing::kWithin) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  return babelqueue::testing::eventually(std::forward<Pred>(done), within);
 }
 
 // A consumer group no other test uses.

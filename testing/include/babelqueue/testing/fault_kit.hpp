@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/errors.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/transport.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+/// @file
+/// Testing kit: what the broker fault tests share (TRANSPORTS.md "nothing is lost"): a publisher
+/// that keeps publishing through a fault and remembers every meta.id whose publish returned ok,
+/// the set of ids the handlers ran for, and the text that names the lost ones.
+
+namespace babelqueue::testing {
+
+/// Polls `done` every `step` until it holds; false after `within`.
+template <class Pred>
+bool eventually(Pred&& done, std::chrono::steady_clock::duration within,
+                std::chrono::milliseconds step = std::chrono::milliseconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(step);
+  }
+}
+
+/// Every meta.id a handler ran for, with how often.
+///
+/// Thread-safety: every member is safe from any thread (the App's workers add).
+class HandledIds {
+ public:
+  void add(const std::string& id) {
+    std::lock_guard lock(mu_);
+    ++runs_[id];
+  }
+  [[nodiscard]] int runs(const std::string& id) const {
+    std::lock_guard lock(mu_);
+    const auto it = runs_.find(id);
+    return it == runs_.end() ? 0 : it->second;
+  }
+  [[nodiscard]] bool contains(const std::string& id) const { return runs(id) > 0; }
+  [[nodiscard]] std::size_t distinct() const {
+    std::lock_guard lock(mu_);
+    return runs_.size();
+  }
+  /// The ids of `expected` no handler ran for.
+  [[nodiscard]] std::vector<std::string> missing(const std::set<std::string>& expected) const {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> out;
+    for (const std::string& id : expected) {
+      if (!runs_.contains(id)) out.push_back(id);
+    }
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int> runs_;
+};
+
+/// "N published id(s) never handled: a, b, ..." (the first five).
+[[nodiscard]] inline std::string describe_missing(const std::vector<std::string>& missing) {
+  std::ostringstream out;
+  out << missing.size() << " published id(s) never handled";
+  for (std::size_t i = 0; i < missing.size() && i < 5; ++i)
+    out << (i == 0 ? ": " : ", ") << missing[i];
+  return out.str();
+}
+
+/// Publishes envelopes of `urn` (data `{"n": <count>}`) to `queue` one after another through an
+/// App of its own, on a thread of its own, until `stop()`, keeping the meta.id of every publish
+/// that returned ok (the broker has it: confirms, acks=all). A failed publish (the broker is
+/// down, the connection was dropped) is counted and the loop goes on after `retry_pause`.
+///
+/// Thread-safety: every member is safe from any thread.
+class ContinuousPublisher {
+ public:
+  ContinuousPublisher(std::shared_ptr<Transport> transport, std::string queue, std::string urn,
+                      std::chrono::milliseconds retry_pause = std::chrono::milliseconds(20))
+      : app_(std::move(transport)),
+        queue_(std::move(queue)),
+        urn_(std::move(urn)),
+        retry_pause_(retry_pause) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ContinuousPublisher() { (void)stop(); }
+  ContinuousPublisher(const ContinuousPublisher&) = delete;
+  ContinuousPublisher& operator=(const ContinuousPublisher&) = delete;
+
+  [[nodiscard]] std::size_t confirmed() const {
+    std::lock_guard lock(mu_);
+    return ids_.size();
+  }
+  [[nodiscard]] std::size_t failures() const { return failures_.load(); }
+  /// The texts of the failures that were not transient.
+  [[nodiscard]] std::vector<std::string> permanent_failures() const {
+    std::lock_guard lock(mu_);
+    return permanent_;
+  }
+  /// Waits until `n` more publishes than now returned ok; false after `within`.
+  bool wait_for_more(std::size_t n, std::chrono::steady_clock::duration within) {
+    const std::size_t target = confirmed() + n;
+    return eventually([&] { return confirmed() >= target; }, within);
+  }
+  /// Ends the loop; the ids whose publish returned ok.
+  std::set<std::string> stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mu_);
+    return ids_;
+  }
+
+ private:
+  void run() {
+    for (long n = 0; !stopping_; ++n) {
+      try {
+        std::string id = app_.publish(urn_, Json::object({{"n", n}}), {.queue = queue_});
+        std::lock_guard lock(mu_);
+        ids_.insert(std::move(id));
+      } catch (const Error& e) {
+        ++failures_;
+        if (!e.is_transient()) {
+          std::lock_guard lock(mu_);
+          permanent_.emplace_back(e.what());
+        }
+        std::this_thread::sleep_for(retry_pause_);
+      }
+    }
+  }
+
+  App app_;
+  std::string queue_;
+  std::string urn_;
+  std::chrono::milliseconds retry_pause_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> failures_{0};
+  mutable std::mutex mu_;
+  std::set<std::string> ids_;
+  std::vector<std::string> permanent_;
+  std::thread thread_;
+};
+
+}  // namespace babelqueue::testing
