@@ -113,8 +113,7 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
 
 TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
   const std::string error = open_error("sqs://localhost:9324/");
-  EXPECT_NE(error.find("The sqs component (-DBABELQUEUE_WITH_SQS=ON)"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("The sqs component (-DBABELQUEUE_WITH_SQS=ON)"), std::string::npos) << error;
 }
 
 TEST(OpenTransport, NoSchemeIsAConfigError) {
