@@ -11,6 +11,7 @@
 #include <babelqueue/binding/kafka.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/broker_process.hpp>
+#include <babelqueue/testing/command.hpp>
 
 #include <gtest/gtest.h>
 
@@ -24,21 +25,13 @@
 #include <utility>
 #include <vector>
 
-#include "command.hpp"
 #include "shared_broker_test.hpp"
-
-namespace babelqueue::amqp::test {
-// Found by argument-dependent lookup when a test prints a CommandResult.
-inline std::ostream& operator<<(std::ostream& os, const CommandResult& r) {
-  return os << "exit " << r.exit_code << "\n--- output ---\n" << r.output;
-}
-}  // namespace babelqueue::amqp::test
 
 namespace babelqueue::kafka::test {
 namespace {
 
-using babelqueue::amqp::test::CommandResult;
-using babelqueue::amqp::test::run_command;
+using babelqueue::testing::CommandResult;
+using babelqueue::testing::run_command;
 using babelqueue::testing::contract_body;
 using babelqueue::testing::kWithin;
 using babelqueue::testing::pop_message;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <babelqueue/testing/broker_process.hpp>
+#include <babelqueue/testing/command.hpp>
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "command.hpp"
 
 namespace babelqueue::amqp::test {
+
+using babelqueue::testing::CommandResult;
+using babelqueue::testing::run_command;
 
 // Why no RabbitMQ node can be started here (rabbitmq-server, rabbitmqctl, epmd, erl_call or
 // openssl missing), or nullopt when one can.

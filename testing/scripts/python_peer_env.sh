@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The babelqueue-cpp authors
 #
-# The Python environment of python_peer.py (the RabbitMQ interop peer, issue 9): a venv on
-# Debian's /usr/bin/python3 with the pinned Python reference SDK and its AMQP client from PyPI.
+# Testing kit: the Python environment of a transport's interop peer (a Python client run by its
+# tests): a venv on Debian's /usr/bin/python3 with pinned packages from PyPI; by default the
+# Python reference SDK and its AMQP client (the RabbitMQ peer, transports/amqp/test/support).
 # Created once; later calls only check a stamp. Safe to call from parallel tests (flock).
 #
 # Usage: python_peer_env.sh VENV_DIR      prints VENV_DIR/bin/python on stdout

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
-#include "command.hpp"
+#include <babelqueue/testing/command.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -13,7 +13,7 @@
 
 extern char** environ;  // NOLINT: POSIX
 
-namespace babelqueue::amqp::test {
+namespace babelqueue::testing {
 namespace {
 
 // Closes a pipe end on every path out of run_command.
@@ -121,4 +121,4 @@ CommandResult run_command(const std::vector<std::string>& argv,
   return result;
 }
 
-}  // namespace babelqueue::amqp::test
+}  // namespace babelqueue::testing

@@ -3,11 +3,16 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace babelqueue::amqp::test {
+/// @file
+/// Testing kit: runs a peer client or tool (a reference SDK, kcat, curl, the CLI) as a
+/// subprocess of a test.
+
+namespace babelqueue::testing {
 
 // What a finished command left: its exit status (128 + N when signal N killed it) and its
 // stdout and stderr, interleaved as it wrote them.
@@ -24,4 +29,9 @@ CommandResult run_command(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::string_view input = {});
 
-}  // namespace babelqueue::amqp::test
+// Prints a CommandResult in a failed assertion (found by argument-dependent lookup).
+inline std::ostream& operator<<(std::ostream& os, const CommandResult& r) {
+  return os << "exit " << r.exit_code << "\n--- output ---\n" << r.output;
+}
+
+}  // namespace babelqueue::testing
