@@ -89,6 +89,7 @@ ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoc
   msg.queue = queue_;
   msg.headers = std::move(in.headers);
   msg.route = std::move(in.route);
+  msg.decoded = std::move(in.decoded);
   if (message.key_pointer() != nullptr) {
     msg.key.emplace(static_cast<const char*>(message.key_pointer()), message.key_len());
   }
@@ -109,6 +110,7 @@ ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoc
 Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
                                                      const std::function<void()>& between_slices) {
   std::lock_guard<std::mutex> pop(pop_mu_);
+  if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
   if (!stashed_.empty()) {
     std::unique_ptr<RdKafka::Message> message = std::move(stashed_.front());
     stashed_.pop_front();
@@ -117,10 +119,7 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
   }
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (closing_) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
-    }
+    if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const auto slice = std::clamp(left, std::chrono::milliseconds::zero(), kPopSlice);
@@ -135,11 +134,7 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
 
 void Consumer::serve() {
   std::unique_lock<std::mutex> pop(pop_mu_, std::try_to_lock);
-  if (!pop.owns_lock() || stashed_.size() >= kMaxStashed) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closing_) return;
-  }
+  if (!pop.owns_lock() || stashed_.size() >= kMaxStashed || closed()) return;
   std::unique_ptr<RdKafka::Message> message(consumer_->consume(0));
   if (message->err() != RdKafka::ERR_NO_ERROR) return;  // events only; errors come again
   stashed_.push_back(std::move(message));
@@ -295,9 +290,9 @@ void Consumer::revoke(const Partitions& partitions) {
         n += tracker_.outstanding(tp->partition());
       return n;
     };
-    if (!closing_) {
-      settled_.wait_for(lock, options_.revoke_grace, [&] { return outstanding() == 0; });
-    }
+    // close() wakes this wait: the records still held are redelivered to the next owner.
+    settled_.wait_for(lock, options_.revoke_grace,
+                      [&] { return closing_ || outstanding() == 0; });
   }
   const Status committed = commit(true);
   if (!committed.ok()) note_commit_error(committed.error());
@@ -329,13 +324,21 @@ void Consumer::rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode
 void Consumer::close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return;
-    closed_ = true;
+    if (closing_) return;
     closing_ = true;
   }
+  settled_.notify_all();  // a revoke waiting for acks inside a pop's consume()
+  // A pop (or serve) in consume() returns within one slice; the client is closed after it, and
+  // pops that come later see closing_ and fail.
+  std::lock_guard<std::mutex> pop(pop_mu_);
   const Status committed = commit(true);
   if (!committed.ok()) note_commit_error(committed.error());
   consumer_->close();
+}
+
+bool Consumer::closed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closing_;
 }
 
 }  // namespace babelqueue::kafka::detail

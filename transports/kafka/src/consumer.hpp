@@ -86,6 +86,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   Status commit(bool sync);
   void note_commit_error(const Error& error);
   void revoke(const std::vector<RdKafka::TopicPartition*>& partitions);
+  /// close() has begun.
+  bool closed();
   ReceivedMessage received(RdKafka::Message& message, std::uint64_t epoch);
 
   const Options& options_;
@@ -102,14 +104,13 @@ class Consumer final : public RdKafka::RebalanceCb,
   std::mutex mu_;
   std::condition_variable settled_;
   OffsetTracker tracker_;
-  bool closing_ = false;
+  bool closing_ = false;  // set once by close()
 
   std::mutex commit_mu_;
   spi::AckBatcher<std::int64_t> acks_;
   std::mutex error_mu_;
   std::optional<Error> commit_error_;
   bool unknown_topic_logged_ = false;
-  bool closed_ = false;
 };
 
 }  // namespace babelqueue::kafka::detail
