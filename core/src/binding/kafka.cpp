@@ -45,17 +45,26 @@ std::int64_t attempts(std::int64_t body_attempts,
 
 std::optional<std::string> reconcile_body(std::string_view body,
                                           std::optional<std::int64_t> header_attempts) {
-  if (!header_attempts) return std::nullopt;
+  return reconcile(body, header_attempts).body;
+}
+
+Reconciliation reconcile(std::string_view body, std::optional<std::int64_t> header_attempts) {
+  Reconciliation out;
+  if (!header_attempts) return out;
   auto decoded = try_decode(body);
-  if (!decoded.has_value()) return std::nullopt;
+  if (!decoded.has_value()) return out;
   Envelope& env = decoded.value();
-  if (env.attempts() == *header_attempts) return std::nullopt;
+  if (env.attempts() == *header_attempts) {
+    out.decoded.emplace(std::move(env));
+    return out;
+  }
   env.set_attempts(*header_attempts);
   try {
-    return encode(env);
+    out.body = encode(env);
   } catch (const Error&) {
-    return std::nullopt;  // cannot happen for a decoded body; keep the original bytes
+    // Cannot happen for a decoded body; keep the original bytes (not decoded: env changed).
   }
+  return out;
 }
 
 }  // namespace babelqueue::binding::kafka

@@ -57,12 +57,13 @@ Incoming incoming(std::string value, const RecordHeaders& headers) {
   if (const auto text = first_header(headers, "bq-attempts")) {
     attempts = binding::parse_attempts_header(*text);
   }
-  std::optional<std::string> rewritten = binding::kafka::reconcile_body(value, attempts);
-  if (rewritten) {
-    in.body = std::move(*rewritten);
+  binding::kafka::Reconciliation reconciled = binding::kafka::reconcile(value, attempts);
+  if (reconciled.body) {
+    in.body = std::move(*reconciled.body);
     in.original_value = std::move(value);
   } else {
     in.body = std::move(value);
+    in.decoded = std::move(reconciled.decoded);
   }
   return in;
 }

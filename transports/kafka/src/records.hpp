@@ -51,6 +51,8 @@ struct Incoming {
   std::string route;
   /// The rejected version, for the OB-6 hook.
   std::string rejected_version;
+  /// `body` decoded, when deciding the KFK-10 rewrite decoded it (ReceivedMessage::decoded).
+  std::optional<Envelope> decoded;
 };
 
 /// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record.

@@ -7,6 +7,7 @@
 #include "records.hpp"
 
 #include <babelqueue/binding/common.hpp>
+#include <babelqueue/codec.hpp>
 
 #include <gtest/gtest.h>
 
@@ -73,10 +74,13 @@ TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
   const Incoming same = incoming(order_created(), {{"bq-attempts", "0"}});
   EXPECT_EQ(same.body, order_created()) << "equal: bytes untouched (ENV-37)";
   EXPECT_FALSE(same.original_value.has_value());
+  ASSERT_TRUE(same.decoded.has_value()) << "decoded to decide: handed to the App (decode once)";
+  EXPECT_EQ(encode(*same.decoded), encode(decode(same.body)));
 
   const Incoming two = incoming(order_created(), {{"bq-attempts", " +2 "}});
   ASSERT_TRUE(two.original_value.has_value());
   EXPECT_EQ(*two.original_value, order_created());
+  EXPECT_FALSE(two.decoded.has_value());
   const auto contract = binding::contract_of(two.body);
   ASSERT_TRUE(contract.has_value());
   EXPECT_EQ(contract->attempts, 2);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <babelqueue/binding/common.hpp>
+#include <babelqueue/envelope.hpp>
 #include <babelqueue/export.hpp>
 
 #include <cstdint>
@@ -49,5 +50,21 @@ BABELQUEUE_EXPORT std::int64_t attempts(std::int64_t body_attempts,
 /// nullopt, meaning "keep the original bytes" (ENV-37).
 BABELQUEUE_EXPORT std::optional<std::string> reconcile_body(
     std::string_view body, std::optional<std::int64_t> header_attempts);
+
+/// The decision of `reconcile_body` and, when the original bytes are kept and were decoded to
+/// make it, their envelope (`try_decode(body)`'s value), so that a consumer does not decode the
+/// same bytes twice (ReceivedMessage::decoded).
+///
+/// Thread-safety: a value type.
+struct Reconciliation {
+  /// `reconcile_body`'s result.
+  std::optional<std::string> body;
+  /// Set only when `body` is nullopt and the original bytes decoded.
+  std::optional<Envelope> decoded;
+};
+
+/// `reconcile_body` with the decoded original (see Reconciliation).
+BABELQUEUE_EXPORT Reconciliation reconcile(std::string_view body,
+                                           std::optional<std::int64_t> header_attempts);
 
 }  // namespace babelqueue::binding::kafka
