@@ -9,6 +9,7 @@
 #include <babelqueue/in_memory_transport.hpp>
 #include <babelqueue/json.hpp>
 
+#include "bench_work.hpp"
 #include "cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -180,19 +181,6 @@ struct AppBenchArgs {
   bool json = false;
 };
 
-// The CPU-bound handler's fixed work: `rounds` steps of a 64-bit mix (splitmix64) seeded by the
-// message, so the result depends on every step and cannot be folded away.
-std::uint64_t cpu_work(std::uint64_t seed, int rounds) noexcept {
-  std::uint64_t x = seed;
-  for (int i = 0; i < rounds; ++i) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-  }
-  return x;
-}
-
 struct AppRun {
   int workers = 0;
   double publish_rate = 0;
@@ -276,9 +264,7 @@ int run_bench_app(const AppBenchArgs& a) {
     write_stdout(out.dump() + "\n");
     return kExitOk;
   }
-  const std::string handler = a.cpu_work > 0
-                                  ? "handler doing " + std::to_string(a.cpu_work) + " hash rounds"
-                                  : std::string("no-op handler");
+  const std::string handler = handler_description(a.cpu_work);
   std::string out = "app on the in-memory transport, " + std::to_string(a.messages) +
                     " messages, " + handler + "\n";
   char line[160];
@@ -326,8 +312,7 @@ void add_bench_commands(CLI::App& app, Context& ctx) {
   app_cmd->add_option("--messages", app_args->messages, "Messages per round (default 1000000)")
       ->check(CLI::Range(1L, 100'000'000L));
   app_cmd
-      ->add_option("--cpu-work", app_args->cpu_work,
-                   "Hash rounds of CPU-bound work per message in the handler (default 0: no-op)")
+      ->add_option("--cpu-work", app_args->cpu_work, kCpuWorkHelp)
       ->check(CLI::Range(0, 100'000'000));
   app_cmd->add_flag("--json", app_args->json, "Print a JSON array, one object per worker count");
   app_cmd->callback(

@@ -2,13 +2,14 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 //
 // babelqueue bench transport --url URL: publish and consume throughput of any transport,
-// through the App, with a no-op handler.
+// through the App, with a no-op handler or a CPU-bound one (--cpu-work).
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 
+#include "bench_work.hpp"
 #include "cli.hpp"
 #include "transport_args.hpp"
 
@@ -36,6 +37,7 @@ struct TransportBenchArgs {
   TransportArgs transport;
   long messages = 100'000;
   int workers = 4;
+  int cpu_work = 0;
   bool json = false;
 };
 
@@ -57,9 +59,10 @@ double rate(long messages, Clock::duration elapsed) {
 // time when the transport has no BatchPublisher); one worker drains `each`, N workers `batched`.
 class TransportBench {
  public:
-  TransportBench(OpenedTransport opened, int workers)
+  TransportBench(OpenedTransport opened, int workers, int cpu_work)
       : opened_(std::move(opened)),
         workers_(workers),
+        cpu_work_(cpu_work),
         each_("bench-" + uuid_v4().substr(0, 8)),
         batched_(each_ + "-batch"),
         batch_(capability<BatchPublisher>(*opened_.transport)),
@@ -141,7 +144,11 @@ class TransportBench {
       done.store(true);
       done.notify_all();
     };
-    app.handle(kBenchUrn, Handler([&](babelqueue::Context&, const Envelope&) {
+    app.handle(kBenchUrn, Handler([&](babelqueue::Context&, const Envelope& env) {
+                 if (cpu_work_ > 0) {
+                   const auto seed = static_cast<std::uint64_t>(env.meta().created_at);
+                   work_sink_.fetch_xor(cpu_work(seed, cpu_work_), std::memory_order_relaxed);
+                 }
                  const long count = handled.fetch_add(1, std::memory_order_relaxed) + 1;
                  if (count == warm) warmed.store(Clock::now().time_since_epoch().count());
                  if (count == total) finish();
@@ -168,6 +175,8 @@ class TransportBench {
 
   OpenedTransport opened_;
   int workers_;
+  int cpu_work_;
+  std::atomic<std::uint64_t> work_sink_{0};
   std::string each_;
   std::string batched_;
   BatchPublisher* batch_;
@@ -179,7 +188,7 @@ int run_bench_transport(const TransportBenchArgs& a) {
   OpenedTransport opened = open_transport_of(a.transport);
   const std::string component = opened.component;
   const std::string url = opened.redacted_url;
-  TransportBench bench(std::move(opened), a.workers);
+  TransportBench bench(std::move(opened), a.workers, a.cpu_work);
 
   // Each pattern is warmed up right before it is timed, so no warm-up leaves the broker work
   // (an ack backlog to write, say) that runs into another pattern's timing; the queues then
@@ -199,6 +208,7 @@ int run_bench_transport(const TransportBenchArgs& a) {
         Json::object({{"transport", component},
                       {"messages", a.messages},
                       {"workers", a.workers},
+                      {"cpu_work", a.cpu_work},
                       {"publish_msgs_per_s", std::round(publish_rate)},
                       {"publish_batch_msgs_per_s",
                        batched ? Json(std::round(rate(a.messages, *batched))) : Json(nullptr)},
@@ -209,8 +219,8 @@ int run_bench_transport(const TransportBenchArgs& a) {
     return kExitOk;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%s (%s), %ld messages of %zu bytes, no-op handler\n",
-                url.c_str(), component.c_str(), a.messages, bytes);
+  std::snprintf(line, sizeof line, "%s (%s), %ld messages of %zu bytes, %s\n", url.c_str(),
+                component.c_str(), a.messages, bytes, handler_description(a.cpu_work).c_str());
   std::string out = line;
   const auto row = [&](const std::string& label, const std::optional<double>& msgs_per_s) {
     if (msgs_per_s) {
@@ -240,12 +250,13 @@ void add_bench_transport_command(CLI::App& bench, Context& ctx) {
       "Throughput of the transport at --url (msg/s) on fresh queues bench-<hex>: N\n"
       "one-at-a-time App publishes, N publishes in batches of 16 (a transport that can batch),\n"
       "then the first N consumed by one worker and the other N by --workers handlers at once,\n"
-      "no-op handler; after an untimed warm-up. The queues are left empty.");
+      "no-op handler (or --cpu-work); after an untimed warm-up. The queues are left empty.");
   add_transport_options(cmd, args->transport);
   cmd->add_option("--messages", args->messages, "N (default 100000)")
       ->check(CLI::Range(1L, 100'000'000L));
   cmd->add_option("--workers", args->workers, "Handlers of the second consume (default 4)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--cpu-work", args->cpu_work, kCpuWorkHelp)->check(CLI::Range(0, 100'000'000));
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([&ctx, args] { ctx.action = [args] { return run_bench_transport(*args); }; });
 }
