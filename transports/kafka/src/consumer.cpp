@@ -232,6 +232,11 @@ Status Consumer::commit(bool sync) {
     positions = tracker_.uncommitted();
     for (const auto& [partition, position] : positions)
       tracker_.committed(partition, position);
+    // A synchronous commit with nothing new re-sends the last positions when an asynchronous
+    // commit may still be on its way: the coordinator handles one connection's requests in
+    // order, so when this one returns, the earlier ones are stored too (flush() and stats()
+    // after it see them).
+    if (sync && positions.empty() && async_unconfirmed_) positions = tracker_.last_commits();
   }
   if (positions.empty()) return {};
   OwnedPartitions offsets;
@@ -245,7 +250,11 @@ Status Consumer::commit(bool sync) {
       if (tp->err() != RdKafka::ERR_NO_ERROR) code = tp->err();
     }
   }
-  if (code == RdKafka::ERR_NO_ERROR) return {};
+  if (code == RdKafka::ERR_NO_ERROR) {
+    std::lock_guard<std::mutex> lock(mu_);
+    async_unconfirmed_ = !sync;
+    return {};
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [partition, position] : positions)
@@ -291,8 +300,7 @@ void Consumer::revoke(const Partitions& partitions) {
       return n;
     };
     // close() wakes this wait: the records still held are redelivered to the next owner.
-    settled_.wait_for(lock, options_.revoke_grace,
-                      [&] { return closing_ || outstanding() == 0; });
+    settled_.wait_for(lock, options_.revoke_grace, [&] { return closing_ || outstanding() == 0; });
   }
   const Status committed = commit(true);
   if (!committed.ok()) note_commit_error(committed.error());

@@ -105,6 +105,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   std::condition_variable settled_;
   OffsetTracker tracker_;
   bool closing_ = false;  // set once by close()
+  // The last commit sent was asynchronous (a synchronous one after it confirms it).
+  bool async_unconfirmed_ = false;
 
   std::mutex commit_mu_;
   spi::AckBatcher<std::int64_t> acks_;

@@ -99,6 +99,15 @@ class OffsetTracker {
     return out;
   }
 
+  /// (partition, position) of every partition with a commit on record (sent or being sent).
+  [[nodiscard]] std::vector<std::pair<std::int32_t, std::int64_t>> last_commits() const {
+    std::vector<std::pair<std::int32_t, std::int64_t>> out;
+    for (const auto& [partition, p] : partitions_) {
+      if (p.committed >= 0) out.emplace_back(partition, p.committed);
+    }
+    return out;
+  }
+
   /// Notes that `position` of `partition` was committed (or is being committed).
   void committed(std::int32_t partition, std::int64_t position) {
     const auto it = partitions_.find(partition);

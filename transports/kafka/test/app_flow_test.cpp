@@ -96,6 +96,26 @@ TEST_F(KafkaAppTest, KFK11_HandledRecordsAreCommitted) {
   EXPECT_EQ(raw().end_offset(queue(), 0), 3);
 }
 
+// KFK-11: flush() returns only once the commits sent before it are stored: with commit_batch 1
+// every ack sends an asynchronous commit, and the group's offset is read right after the flush,
+// without waiting (bench transport's "queue still holds" check found the gap).
+TEST_F(KafkaAppTest, KFK11_FlushEndsAfterTheAsynchronousCommits) {
+  constexpr int kRecords = 60;
+  App& a = app({}, "&commit_batch=1");
+  for (int n = 0; n < kRecords; ++n)
+    (void)a.publish(kUrn, Json::object({{"n", n}}), {.queue = queue()});
+  int handled = 0;
+  a.handle(kUrn, [&](Context&, const Envelope&) {
+    ++handled;
+    return Status();
+  });
+  const DrainResult drained = a.drain(queue(), kRecords);
+  ASSERT_TRUE(drained.status.ok()) << drained.status.error().what();
+  ASSERT_EQ(handled, kRecords);
+  ASSERT_TRUE(kafka().flush().ok());
+  EXPECT_EQ(raw().committed(group(), queue(), 0), kRecords);
+}
+
 // KFK-13, KFK-17, OB-8: a failure is republished to the same topic with attempts + 1 (header and
 // body) and the source key; the last attempt goes to `<q>.dlq` with that key; both records of
 // the source topic are committed.

@@ -35,6 +35,18 @@ TEST(KafkaOffsets, OutOfOrderAcksOfThreeWorkersCommitTheContiguousPrefix) {  // 
   EXPECT_EQ(t.uncommitted()[0], std::make_pair(0, std::int64_t{13}));
 }
 
+TEST(KafkaOffsets, LastCommitsAreThePositionsOnRecord) {  // what flush() re-sends (KFK-11)
+  OffsetTracker t;
+  t.assign(0);
+  t.assign(1);
+  EXPECT_TRUE(t.last_commits().empty());
+  t.committed(1, 8);
+  ASSERT_EQ(t.last_commits().size(), 1U);
+  EXPECT_EQ(t.last_commits()[0], std::make_pair(1, std::int64_t{8}));
+  t.uncommit(1);
+  EXPECT_TRUE(t.last_commits().empty()) << "a failed commit is not on record";
+}
+
 TEST(KafkaOffsets, PartitionsAreIndependent) {
   OffsetTracker t;
   t.assign(0);
