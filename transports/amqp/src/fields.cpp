@@ -100,29 +100,30 @@ Headers stringify_headers(const amqp_table_t& table) {
   return out;
 }
 
-WireProperties::WireProperties(const binding::amqp::Projection& projection) {
-  const binding::amqp::Properties& p = projection.properties;
+WireProperties::WireProperties(binding::amqp::Projection projection)
+    : projection_(std::move(projection)) {
+  const binding::amqp::Properties& p = projection_.properties;
   props_._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
                   AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_APP_ID_FLAG;
-  props_.content_type = keep(p.content_type);
-  props_.content_encoding = keep(p.content_encoding);
+  props_.content_type = bytes_of(p.content_type);
+  props_.content_encoding = bytes_of(p.content_encoding);
   props_.delivery_mode = p.delivery_mode;
-  props_.app_id = keep(p.app_id);
+  props_.app_id = bytes_of(p.app_id);
   const auto set_if = [this](const std::optional<std::string>& value, amqp_bytes_t& field,
                              amqp_flags_t flag) {
     if (!value) return;
-    field = keep(*value);
+    field = bytes_of(*value);
     props_._flags |= flag;
   };
   set_if(p.type, props_.type, AMQP_BASIC_TYPE_FLAG);
   set_if(p.correlation_id, props_.correlation_id, AMQP_BASIC_CORRELATION_ID_FLAG);
   set_if(p.message_id, props_.message_id, AMQP_BASIC_MESSAGE_ID_FLAG);
 
-  if (projection.headers.empty()) return;
-  entries_.reserve(projection.headers.size());
-  for (const auto& [key, value] : projection.headers) {
+  if (projection_.headers.empty()) return;
+  entries_.reserve(projection_.headers.size());
+  for (const auto& [key, value] : projection_.headers) {
     amqp_table_entry_t& entry = entries_.emplace_back();
-    entry.key = keep(key);
+    entry.key = bytes_of(key);
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
@@ -134,7 +135,7 @@ WireProperties::WireProperties(const binding::amqp::Projection& projection) {
             entry.value.value.i64 = v;
           } else {
             entry.value.kind = AMQP_FIELD_KIND_UTF8;
-            entry.value.value.bytes = keep(v);
+            entry.value.value.bytes = bytes_of(v);
           }
         },
         value);
@@ -142,11 +143,6 @@ WireProperties::WireProperties(const binding::amqp::Projection& projection) {
   props_.headers.num_entries = static_cast<int>(entries_.size());
   props_.headers.entries = entries_.data();
   props_._flags |= AMQP_BASIC_HEADERS_FLAG;
-}
-
-amqp_bytes_t WireProperties::keep(std::string text) {
-  std::string& kept = strings_.emplace_back(std::move(text));
-  return {kept.size(), kept.data()};
 }
 
 }  // namespace babelqueue::amqp::detail

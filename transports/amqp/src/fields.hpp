@@ -11,7 +11,6 @@
 
 #include <amqp.h>
 
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,11 +30,18 @@ std::optional<std::string> stringify_field(const amqp_field_value_t& value);
 // its first value.
 Headers stringify_headers(const amqp_table_t& table);
 
+// rabbitmq-c's view of `text`, which it only reads (amqp_bytes_t has no const variant).
+inline amqp_bytes_t bytes_of(const std::string& text) noexcept {
+  return {text.size(),
+          const_cast<char*>(text.data())};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+}
+
 // The rabbitmq-c form of a projection: basic.properties with its flags and the `headers` table,
-// owning every byte they point to. Not copyable or movable (the pointers point into it).
+// pointing into the projection it keeps (no byte is copied). Not copyable or movable (the
+// pointers point into it).
 class WireProperties {
  public:
-  explicit WireProperties(const binding::amqp::Projection& projection);
+  explicit WireProperties(binding::amqp::Projection projection);
   WireProperties(const WireProperties&) = delete;
   WireProperties& operator=(const WireProperties&) = delete;
 
@@ -43,9 +49,7 @@ class WireProperties {
   [[nodiscard]] const amqp_basic_properties_t* get() const noexcept { return &props_; }
 
  private:
-  amqp_bytes_t keep(std::string text);
-
-  std::deque<std::string> strings_;  // deque: growing it never moves what bytes point to
+  const binding::amqp::Projection projection_;  // the strings the properties point to
   std::vector<amqp_table_entry_t> entries_;
   amqp_basic_properties_t props_{};
 };

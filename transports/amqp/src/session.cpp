@@ -153,10 +153,6 @@ namespace {
 
 std::atomic<std::uint64_t> g_generation{0};
 
-amqp_bytes_t bytes_of(const std::string& s) {
-  return amqp_bytes_t{s.size(), const_cast<char*>(s.data())};  // rabbitmq-c only reads it
-}
-
 std::string text_of(amqp_bytes_t b) {
   return b.len == 0 ? std::string() : std::string(static_cast<const char*>(b.bytes), b.len);
 }
@@ -429,17 +425,18 @@ void Session::channel_closed(Channel& ch, const Error& why) {
 void Session::publish(PublishJob& job) {
   try {
     Channel& ch = ready(publish_);
-    std::string target = job.queue;
     declare(ch, job.queue);
+    std::string holding;
     if (job.delay) {
-      target = holding_queue(options_, job.queue, *job.delay);
-      declare(ch, target, std::pair(job.queue, static_cast<std::int64_t>(job.delay->count())));
+      holding = holding_queue(options_, job.queue, *job.delay);
+      declare(ch, holding, std::pair(job.queue, static_cast<std::int64_t>(job.delay->count())));
     }
+    const std::string& target = job.delay ? holding : job.queue;
     const amqp_bytes_t routing_key = bytes_of(target);
     for (const Outgoing& m : job.messages) {
-      check_status(amqp_basic_publish(conn_, ch.id, amqp_empty_bytes, routing_key, 0, 0,
-                                      m.properties->get(), bytes_of(m.body)),
-                   "basic.publish to " + quoted(target));
+      const int status = amqp_basic_publish(conn_, ch.id, amqp_empty_bytes, routing_key, 0, 0,
+                                            m.properties->get(), bytes_of(m.body));
+      if (status != AMQP_STATUS_OK) check_status(status, "basic.publish to " + quoted(target));
     }
     if (options_.publisher_confirms && !job.messages.empty()) {
       confirms_.add(job.messages.size(), job.done);

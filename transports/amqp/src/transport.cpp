@@ -117,16 +117,16 @@ class AmqpTransport::Impl {
   // Publishes `messages` (already projected) and waits for the broker's confirm.
   Status publish(std::string_view queue, std::vector<Outgoing> messages,
                  std::optional<std::chrono::milliseconds> delay) {
-    auto job = std::make_shared<PublishJob>();
-    job->queue = std::string(queue);
-    job->delay = delay;
-    job->messages = std::move(messages);
-    job->done = std::make_shared<Completion>();
-    std::shared_ptr<Completion> done = job->done;
+    // run() calls the lambda on this thread: the job lives on its stack.
+    PublishJob job{.queue = std::string(queue),
+                   .delay = delay,
+                   .messages = std::move(messages),
+                   .done = std::make_shared<Completion>()};
+    const std::shared_ptr<Completion> done = job.done;
     // The publisher goes on to wait for the confirm on the socket it just wrote to.
     Reader reader;
     Result<bool> written = run("publish", [&job, &reader](Session& s) {
-      s.publish(*job);
+      s.publish(job);
       reader = Reader{.pumped = true, .fd = s.fd(), .slice = s.poll_interval()};
       return true;
     });
@@ -186,13 +186,13 @@ class AmqpTransport::Impl {
   }
 
   Outgoing project(std::string body, const Headers& riders) const {
-    const binding::amqp::Projection p = binding::amqp::projection(body, riders);
+    binding::amqp::Projection p = binding::amqp::projection(body, riders);
     for (const binding::amqp::Omitted& o : p.omitted) {
       log_to(options.logger, LogLevel::Warning,
              "amqp: " + quoted(o.name) + " left out of the publish: " + std::to_string(o.bytes) +
                  " bytes exceed the 255-byte AMQP short string (AMQP-12/14)");
     }
-    return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(p)};
+    return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(std::move(p))};
   }
 
   // Remembers the first failure of an ack write, for flush().
