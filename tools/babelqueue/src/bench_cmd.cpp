@@ -311,8 +311,7 @@ void add_bench_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(1, 256));
   app_cmd->add_option("--messages", app_args->messages, "Messages per round (default 1000000)")
       ->check(CLI::Range(1L, 100'000'000L));
-  app_cmd
-      ->add_option("--cpu-work", app_args->cpu_work, kCpuWorkHelp)
+  app_cmd->add_option("--cpu-work", app_args->cpu_work, kCpuWorkHelp)
       ->check(CLI::Range(0, 100'000'000));
   app_cmd->add_flag("--json", app_args->json, "Print a JSON array, one object per worker count");
   app_cmd->callback(
