@@ -245,7 +245,10 @@ class BABELQUEUE_EXPORT SqsTransport final : public Transport,
   /// SendMessage with the SQS-6 attributes (and SQS-7 FIFO ids); returns after HTTP 200.
   Status publish(std::string_view queue, std::string body) override;
   /// A prefetched message of the queue, else one ReceiveMessage of up to `prefetch` messages
-  /// waiting min(timeout, wait_time_seconds) whole seconds (SQS-9).
+  /// (SQS-9, D-11) with WaitTimeSeconds = `timeout` rounded UP to whole seconds, at most 20 and
+  /// at most `wait_time_seconds` when that is > 0; 0 only for a timeout of 0 (a short poll).
+  /// Rounding up keeps a sub-second timeout from becoming a short poll that returns at once (a
+  /// busy loop), so a pop may wait up to 1 s longer than asked.
   Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
                                              std::chrono::milliseconds timeout) override;
   /// Queues the DeleteMessage of the receipt handle for the next DeleteMessageBatch (see
