@@ -890,8 +890,8 @@ TEST_F(SqsFake, DI11_KeepAliveExtendsAHeldMessage) {
   EXPECT_EQ(pop_one(*t).body, "prefetched");  // kept alive, so still handed out
   const std::size_t extensions = fake->count("ChangeMessageVisibilityBatch");
   ASSERT_TRUE(fake->wait_for("ChangeMessageVisibilityBatch", extensions + 1));
-  for (const Json& e :
-       fake->calls("ChangeMessageVisibilityBatch").back().body.find("Entries")->as_array()) {
+  const Call last = fake->calls("ChangeMessageVisibilityBatch").back();
+  for (const Json& e : last.body.find("Entries")->as_array()) {
     EXPECT_EQ(e.find("ReceiptHandle")->as_string(), "rh-m2");
   }
 }
