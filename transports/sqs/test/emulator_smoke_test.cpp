@@ -9,9 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -300,7 +305,8 @@ TEST(SqsEmulatorSmoke, ApproximateDepthSeesEveryMessageAndLeavesThemVisible) {
   EXPECT_EQ(sqs.queue_attributes(name).at("ApproximateNumberOfMessages"), "25");
 }
 
-// The fault tests restart the emulator: queues and messages survive a kill -9 (persistent()).
+// The fault tests restart the emulator: queues and messages survive a kill -9 (persistent()),
+// and a restart on a port another process took fails.
 TEST(SqsEmulatorSmoke, QueuesAndMessagesSurviveKillAndRestart) {
   BABELQUEUE_REQUIRE_SQS_EMULATOR();
   const auto started = Clock::now();
@@ -337,6 +343,28 @@ TEST(SqsEmulatorSmoke, QueuesAndMessagesSurviveKillAndRestart) {
 
   sqs.stop();
   EXPECT_FALSE(sqs.running());
+  // ElasticMQ keeps running when its port is taken; the fixture notices it and the restart
+  // fails saying so (not after the start timeout).
+  const int taken = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(taken, 0);
+  const int one = 1;
+  ASSERT_EQ(::setsockopt(taken, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  try {
+    sqs.restart();
+    ADD_FAILURE() << "restarted on a taken port";
+  } catch (const std::runtime_error& e) {
+    // BrokerProcess's port-taken error, not its start timeout.
+    EXPECT_NE(std::string(e.what()).find("was taken while it was stopped"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(sqs.running());
+  ::close(taken);
 }
 
 }  // namespace
