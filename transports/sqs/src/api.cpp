@@ -175,7 +175,9 @@ Result<Json> Api::call(std::string_view action, const std::string& body, std::st
   request.headers =
       signer_.sign(endpoint_, "AmazonSQS." + request.action, request.body, credentials, clock_());
   auto response = client_->post(request);
-  const std::vector<std::string> secrets{credentials.secret_access_key, credentials.session_token};
+  const std::string& authorization = request.headers.back().second;
+  const std::vector<std::string> secrets{credentials.secret_access_key, credentials.session_token,
+                                         authorization.substr(authorization.rfind('=') + 1)};
   if (!response) {
     const Error& e = response.error();
     return Error(e.code(), scrub(e.what(), secrets), e.is_transient());

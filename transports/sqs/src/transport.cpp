@@ -512,6 +512,11 @@ class SqsTransport::Impl {
 
   // SQS-5: the prefix, else GetQueueUrl once per name.
   Result<std::string> queue_url(std::string_view queue, bool* missing = nullptr) {
+    if (!detail::valid_queue_name(queue)) {
+      return ConfigError("sqs: " + quoted(queue) +
+                         " is not a valid SQS queue name ([A-Za-z0-9_-], at most 80 characters "
+                         "with a .fifo ending)");
+    }
     if (!options.queue_url_prefix.empty())
       return options.queue_url_prefix + "/" + std::string(queue);
     std::lock_guard<std::mutex> lock(url_mu_);
@@ -911,7 +916,9 @@ class SqsTransport::Impl {
             it = held_.erase(it);
             continue;
           }
-          const Steady::time_point at = std::max(r->deadline - r->window / 3, extend_not_before_);
+          const Steady::time_point at =
+              std::max(r->deadline - std::chrono::duration_cast<milliseconds>(r->window) / 3,
+                       extend_not_before_);
           if (at <= now) {
             r->extending = true;
             extend.push_back(r);

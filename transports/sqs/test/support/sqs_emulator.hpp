@@ -64,8 +64,10 @@ class SqsEmulator {
   // One raw, signed JSON 1.0 call: `action` (e.g. "ReceiveMessage") with `request`; returns the
   // parsed response body. Throws std::runtime_error with the status and body on a non-200.
   babelqueue::Json call(std::string_view action, const babelqueue::Json& request);
-  // Every message currently in `name` (received with VisibilityTimeout 0 until none is new,
-  // de-duplicated by MessageId): for "what is in the DLQ" checks. Raises receive counts.
+  // Every message currently visible in `name` (received, held for a moment, until a receive
+  // brings none, de-duplicated by MessageId, then all released with ChangeMessageVisibility 0):
+  // for "what is in the DLQ" checks. Raises receive counts; in a FIFO queue it sees only the
+  // first 10 messages of each group (a group is locked while one of its messages is held).
   std::size_t approximate_depth(std::string_view name);
 
   // --- process control ---
