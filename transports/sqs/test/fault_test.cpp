@@ -5,12 +5,11 @@
 // (HTTP 200, TRANSPORTS.md "nothing is lost"): a `babelqueue work` process killed with SIGKILL
 // while it holds a full prefetch (its messages return when their visibility lapses, SQS-9,
 // D-11); the emulator killed and restarted mid-run (D-3: transient errors, then both sides go
-// on; the emulator keeps nothing across a restart, so what was published after it is what must
-// arrive); throttling and HTTP 500s injected by the seam on every request kind (SQS-17:
-// transient); a SendMessageBatch answer with one failed entry (resent when transient, reported
-// when not, D-11); a handler slower than the visibility timeout (extended with
-// ChangeMessageVisibility, not redelivered, D-11). Duplicates are allowed (at least once); a
-// lost id fails.
+// on; every id arrives, since the emulator keeps its messages); throttling and HTTP 500s injected
+// by the seam on every request kind (SQS-17: transient); a SendMessageBatch answer with one failed
+// entry (resent when transient, reported when not, D-11); a handler slower than the visibility
+// timeout (extended with ChangeMessageVisibility, not redelivered, D-11). Duplicates are allowed
+// (at least once); a lost id fails.
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -117,11 +116,11 @@ TEST_F(SqsFaultTest, SQS9_AWorkerKilledHoldingAFullPrefetchLosesNothing) {
 
 // D-3, SQS-17: the emulator killed with SIGKILL mid-run and restarted. While it is down both the
 // publisher and the consumer see transient errors and go on; afterwards publishing resumes and
-// the consumer handles every id published after the restart. The emulator keeps no state across
-// a restart (persistent() false): the test re-creates the queue while holding the clients'
-// requests (a request in that gap would find no queue, a ConfigError by SQS-5), and the ids
-// published before the kill and not yet consumed are lost with the emulator's memory; with a
-// persistent emulator every id must arrive.
+// the consumer handles every published id (ElasticMQ keeps queues and messages across a
+// restart, persistent()). Were the emulator to keep nothing, the ids published before the kill
+// would be gone with it: then only those published after the restart must arrive, and the test
+// re-creates the queue while holding the clients' requests (a request in that gap would find no
+// queue, a ConfigError by SQS-5).
 TEST_F(SqsFaultTest, D3_EmulatorRestartedMidRunLosesNothingPublishedAfterIt) {
   SqsEmulator own;
   RawQueues queues(own);
@@ -152,10 +151,14 @@ TEST_F(SqsFaultTest, D3_EmulatorRestartedMidRunLosesNothingPublishedAfterIt) {
       << "publishing saw no error while the emulator was down";
   EXPECT_TRUE(eventually([&] { return consume_errors.load() > 0; }, kRecover))
       << "consuming saw no error while the emulator was down";
-  publisher_seam->hold();
-  consumer_seam->hold();
-  own.restart();
-  if (!own.persistent()) queues.create(queue(), attributes);
+  if (own.persistent()) {
+    own.restart();
+  } else {
+    publisher_seam->hold();
+    consumer_seam->hold();
+    own.restart();
+    queues.create(queue(), attributes);
+  }
   const std::set<std::string> before = producer.confirmed_ids();
   publisher_seam->open();
   consumer_seam->open();
