@@ -38,8 +38,6 @@ using babelqueue::testing::kWithin;
 using babelqueue::testing::pop_message;
 using std::chrono::milliseconds;
 
-constexpr std::string_view kUrn = "urn:babelqueue:contract";
-
 // Lowercase hex SHA-256 of `bytes` (SQS-7's deduplication id of a poison record).
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
