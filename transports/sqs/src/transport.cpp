@@ -204,6 +204,9 @@ class SqsTransport::Impl {
 
     const auto url = queue_url(queue);
     if (!url) return url.error();
+    // A FIFO group stays blocked while a message of it is in flight: its pending deletes go
+    // first, so the receive can return the group's next messages.
+    if (queue.ends_with(".fifo")) (void)send_acks(std::string(queue), **state);
     seconds wait = std::min(ceil_seconds(timeout), seconds(detail::kMaxWaitSeconds));
     if (options.wait_time_seconds > 0) wait = std::min(wait, seconds(options.wait_time_seconds));
     auto response = api_.call(
