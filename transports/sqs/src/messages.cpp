@@ -72,12 +72,71 @@ std::optional<Error> check_text(std::string_view what, std::string_view text) {
   return std::nullopt;
 }
 
+// The position an entry of a batch response names by its Id ("0".."count-1").
+std::optional<std::size_t> entry_index(const Json& entry, std::size_t count) {
+  const std::string* id = string_member(entry, "Id");
+  if (id == nullptr) return std::nullopt;
+  std::size_t index = 0;
+  const auto [end, ec] = std::from_chars(id->data(), id->data() + id->size(), index);
+  if (ec != std::errc() || end != id->data() + id->size() || index >= count) return std::nullopt;
+  return index;
+}
+
+}  // namespace
+
 const std::string* string_member(const Json& object, std::string_view name) {
   const Json* v = object.find(name);
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
-}  // namespace
+std::string string_array(std::initializer_list<std::string_view> items) {
+  std::string out = "[";
+  for (const std::string_view item : items) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, item);
+  }
+  out += ']';
+  return out;
+}
+
+std::string batch_entries(const std::vector<std::string>& entries) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) out += ',';
+    out += R"({"Id":")";
+    out += std::to_string(i);
+    out += '"';
+    if (entries[i].size() > 2) out += ',';
+    out.append(entries[i], 1);
+  }
+  out += ']';
+  return out;
+}
+
+BatchResult::BatchResult(const Json& response, std::size_t count)
+    : entries_(count, EntryFailure{false, "", "not in the response"}) {
+  if (const Json* ok = response.find("Successful"); ok != nullptr && ok->is_array()) {
+    for (const Json& s : ok->as_array()) {
+      if (const auto i = entry_index(s, count)) entries_[*i].reset();
+    }
+  }
+  if (const Json* failed = response.find("Failed"); failed != nullptr && failed->is_array()) {
+    for (const Json& f : failed->as_array()) {
+      const auto i = entry_index(f, count);
+      if (!i) continue;
+      EntryFailure e;
+      const Json* fault = f.find("SenderFault");
+      e.sender_fault = fault == nullptr || !fault->is_bool() || fault->as_bool();
+      if (const std::string* c = string_member(f, "Code")) e.code = *c;
+      if (const std::string* m = string_member(f, "Message")) e.message = m->substr(0, 200);
+      entries_[*i] = std::move(e);
+    }
+  }
+}
+
+const EntryFailure* BatchResult::failure(std::size_t i) const {
+  return entries_[i] ? &*entries_[i] : nullptr;
+}
 
 void JsonBody::key(std::string_view name) {
   if (out_.size() > 1) out_ += ',';
@@ -206,15 +265,6 @@ std::vector<Incoming> parse_messages(const Json& response, std::size_t& skipped)
     out.push_back(std::move(in));
   }
   return out;
-}
-
-std::optional<std::size_t> entry_index(const Json& entry, std::size_t count) {
-  const std::string* id = string_member(entry, "Id");
-  if (id == nullptr) return std::nullopt;
-  std::size_t index = 0;
-  const auto [end, ec] = std::from_chars(id->data(), id->data() + id->size(), index);
-  if (ec != std::errc() || end != id->data() + id->size() || index >= count) return std::nullopt;
-  return index;
 }
 
 }  // namespace babelqueue::sqs::detail

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,7 +83,36 @@ struct Incoming {
 /// `skipped` and left out.
 [[nodiscard]] std::vector<Incoming> parse_messages(const Json& response, std::size_t& skipped);
 
-/// The Id of a batch entry (its position) as the text SQS echoes ("0".."9").
-[[nodiscard]] std::optional<std::size_t> entry_index(const Json& entry, std::size_t count);
+/// The string member `name` of `object`, or nullptr.
+[[nodiscard]] const std::string* string_member(const Json& object, std::string_view name);
+
+/// A JSON array of the strings `items`.
+[[nodiscard]] std::string string_array(std::initializer_list<std::string_view> items);
+
+/// `entries` (JSON objects) with the member "Id" = their position ("0".."9") put first: the
+/// Entries of a batch request.
+[[nodiscard]] std::string batch_entries(const std::vector<std::string>& entries);
+
+/// A failed entry of a batch response.
+struct EntryFailure {
+  bool sender_fault = false;
+  std::string code;
+  std::string message;
+};
+
+/// What a batch response (`Successful`, `Failed`) says of each of the `count` entries of its
+/// request (ids "0".."count-1").
+///
+/// Thread-safety: a value type.
+class BatchResult {
+ public:
+  BatchResult(const Json& response, std::size_t count);
+  /// nullptr when entry `i` succeeded. An entry named in neither list failed, not by the
+  /// sender's fault (it is worth resending).
+  [[nodiscard]] const EntryFailure* failure(std::size_t i) const;
+
+ private:
+  std::vector<std::optional<EntryFailure>> entries_;
+};
 
 }  // namespace babelqueue::sqs::detail

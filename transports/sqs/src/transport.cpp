@@ -86,58 +86,16 @@ seconds ceil_seconds(milliseconds d) {
   return std::chrono::ceil<seconds>(std::max(d, milliseconds(0)));
 }
 
-std::string entries_json(const std::vector<std::string>& entries) {
-  std::string out = "[";
-  for (const auto& e : entries) {
-    if (out.size() > 1) out += ',';
-    out += e;
-  }
-  out += ']';
-  return out;
-}
+using detail::EntryFailure;
+using detail::string_member;
 
-const std::string* string_member(const Json& object, std::string_view name) {
-  const Json* v = object.find(name);
-  return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
-}
-
-// The Failed entries of a batch response, by the index of the entry they name.
-struct EntryFailure {
-  std::size_t index;
-  bool sender_fault;
-  std::string code;
-  std::string message;
-};
-
-std::vector<EntryFailure> failures(const Json& response, std::size_t count) {
-  std::vector<EntryFailure> out;
-  const Json* failed = response.find("Failed");
-  if (failed == nullptr || !failed->is_array()) return out;
-  for (const Json& f : failed->as_array()) {
-    const auto index = detail::entry_index(f, count);
-    if (!index) continue;
-    EntryFailure e{*index, true, {}, {}};
-    if (const Json* s = f.find("SenderFault"); s != nullptr && s->is_bool())
-      e.sender_fault = s->as_bool();
-    if (const std::string* c = string_member(f, "Code")) e.code = *c;
-    if (const std::string* m = string_member(f, "Message")) e.message = m->substr(0, 200);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-std::set<std::size_t> successes(const Json& response, std::size_t count) {
-  std::set<std::size_t> out;
-  const Json* ok = response.find("Successful");
-  if (ok == nullptr || !ok->is_array()) return out;
-  for (const Json& s : ok->as_array()) {
-    if (const auto index = detail::entry_index(s, count)) out.insert(*index);
-  }
-  return out;
-}
-
-bool entry_retryable(const EntryFailure& f) {
+// Worth resending: not the sender's fault, or throttled.
+bool retryable(const EntryFailure& f) {
   return !f.sender_fault || detail::is_transient_code(f.code);
+}
+
+std::string describe(const EntryFailure& f) {
+  return f.code.empty() ? f.message : f.message.empty() ? f.code : f.code + ": " + f.message;
 }
 
 Error usage(std::string_view operation) {
@@ -192,7 +150,6 @@ class SqsTransport::Impl {
                      std::string(e->what()) + " (entry " + std::to_string(i) + " of the batch)");
       }
       detail::JsonBody entry;
-      entry.str("Id", "#");  // replaced by the entry's position in its request
       detail::add_message(entry, bodies[i], projection.attributes, fifo_ids(queue, bodies[i]), 0);
       entries.push_back(entry.done());
       sizes.push_back(detail::message_size(bodies[i], projection.attributes));
@@ -247,17 +204,15 @@ class SqsTransport::Impl {
 
     const auto url = queue_url(queue);
     if (!url) return url.error();
+    // A FIFO group stays blocked while a message of it is in flight: its pending deletes go
+    // first, so the receive can return the group's next messages.
+    if (queue.ends_with(".fifo")) (void)send_acks(std::string(queue), **state);
     seconds wait = std::min(ceil_seconds(timeout), seconds(detail::kMaxWaitSeconds));
     if (options.wait_time_seconds > 0) wait = std::min(wait, seconds(options.wait_time_seconds));
-    detail::JsonBody request;
-    request.str("QueueUrl", *url)
-        .num("MaxNumberOfMessages", options.prefetch)
-        .num("WaitTimeSeconds", wait.count())
-        .raw("MessageAttributeNames", R"(["All"])")
-        .raw("AttributeNames", R"(["ApproximateReceiveCount"])");
-    if (options.visibility_timeout > 0)
-      request.num("VisibilityTimeout", options.visibility_timeout);
-    auto response = api_.call("ReceiveMessage", request.done(), queue, wait + kPollSlack);
+    auto response = api_.call(
+        "ReceiveMessage",
+        receive_request(*url, options.prefetch, wait, seconds(options.visibility_timeout)), queue,
+        wait + kPollSlack);
     const Steady::time_point received_at = Steady::now();
     if (!response) return response.error();
 
@@ -370,18 +325,17 @@ class SqsTransport::Impl {
 
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) {
     if (guard_.closed()) return guard_.error("stats");
-    auto attributes = queue_attributes(
-        queue,
-        R"(["ApproximateNumberOfMessages","ApproximateNumberOfMessagesNotVisible","ApproximateNumberOfMessagesDelayed"])");
+    constexpr std::string_view kReady = "ApproximateNumberOfMessages";
+    constexpr std::string_view kInFlight = "ApproximateNumberOfMessagesNotVisible";
+    constexpr std::string_view kDelayed = "ApproximateNumberOfMessagesDelayed";
+    auto attributes = queue_attributes(queue, detail::string_array({kReady, kInFlight, kDelayed}));
     if (!attributes) return attributes.error();
     QueueStats out;
-    out.ready = number_of(*attributes, "ApproximateNumberOfMessages");
-    out.in_flight = number_of(*attributes, "ApproximateNumberOfMessagesNotVisible");
-    out.delayed = number_of(*attributes, "ApproximateNumberOfMessagesDelayed");
-    for (const auto name : {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                            "ApproximateNumberOfMessagesDelayed"}) {
+    out.ready = number_of(*attributes, kReady);
+    out.in_flight = number_of(*attributes, kInFlight);
+    out.delayed = number_of(*attributes, kDelayed);
+    for (const std::string_view name : {kReady, kInFlight, kDelayed})
       out.details.emplace_back(name, attribute(*attributes, name));
-    }
     std::string dlq;
     try {
       dlq = binding::is_ascii_blank(dead_letter_queue) ? sqs::dead_letter_name(queue, std::nullopt)
@@ -390,12 +344,12 @@ class SqsTransport::Impl {
       return Error(e.code(), e.what());
     }
     bool missing = false;
-    auto dlq_attributes = queue_attributes(dlq, R"(["ApproximateNumberOfMessages"])", &missing);
+    auto dlq_attributes = queue_attributes(dlq, detail::string_array({kReady}), &missing);
     if (dlq_attributes) {
-      out.dead_letter = number_of(*dlq_attributes, "ApproximateNumberOfMessages");
+      out.dead_letter = number_of(*dlq_attributes, kReady);
       out.details.emplace_back("DeadLetterQueue", dlq);
-      out.details.emplace_back("DeadLetterQueue.ApproximateNumberOfMessages",
-                               attribute(*dlq_attributes, "ApproximateNumberOfMessages"));
+      out.details.emplace_back("DeadLetterQueue." + std::string(kReady),
+                               attribute(*dlq_attributes, kReady));
     } else if (!missing) {
       return dlq_attributes.error();
     }
@@ -412,14 +366,9 @@ class SqsTransport::Impl {
     std::optional<Error> failure;
     while (max == 0 || out.size() < max) {
       const std::size_t want = max == 0 ? kBatch : std::min(kBatch, max - out.size());
-      detail::JsonBody request;
-      request.str("QueueUrl", *url)
-          .num("MaxNumberOfMessages", static_cast<std::int64_t>(want))
-          .num("WaitTimeSeconds", 0)
-          .num("VisibilityTimeout", kPeekWindow.count())
-          .raw("MessageAttributeNames", R"(["All"])")
-          .raw("AttributeNames", R"(["ApproximateReceiveCount"])");
-      auto response = api_.call("ReceiveMessage", request.done(), queue);
+      auto response = api_.call(
+          "ReceiveMessage",
+          receive_request(*url, static_cast<std::int64_t>(want), seconds(0), kPeekWindow), queue);
       if (!response) {
         failure = response.error();
         break;
@@ -436,7 +385,6 @@ class SqsTransport::Impl {
     }
     change_visibility(queue, *url, receipts, seconds(0), "peek");
     if (failure) return *failure;
-    if (max != 0 && out.size() > max) out.resize(max);
     return out;
   }
 
@@ -489,6 +437,19 @@ class SqsTransport::Impl {
     }
     log(LogLevel::Debug, "sqs: publish to " + quoted(queue) +
                              ": riders over SQS's 10-attribute limit not sent: " + names);
+  }
+
+  // SQS-9: every message attribute, the receive count, the visibility only when > 0.
+  static std::string receive_request(const std::string& url, std::int64_t max, seconds wait,
+                                     seconds visibility) {
+    detail::JsonBody request;
+    request.str("QueueUrl", url)
+        .num("MaxNumberOfMessages", max)
+        .num("WaitTimeSeconds", wait.count())
+        .raw("MessageAttributeNames", detail::string_array({"All"}))
+        .raw("AttributeNames", detail::string_array({"ApproximateReceiveCount"}));
+    if (visibility.count() > 0) request.num("VisibilityTimeout", visibility.count());
+    return request.done();
   }
 
   static Error already_settled(std::string_view operation, const Reservation& r) {
@@ -582,7 +543,8 @@ class SqsTransport::Impl {
       state = state_locked(queue);
       if (state->info_loaded) return state;
     }
-    auto attributes = queue_attributes(queue, R"(["VisibilityTimeout","RedrivePolicy"])");
+    auto attributes =
+        queue_attributes(queue, detail::string_array({"VisibilityTimeout", "RedrivePolicy"}));
     if (!attributes) return attributes.error();
     const auto window = number_of(*attributes, "VisibilityTimeout");
     std::lock_guard<std::mutex> lock(mu_);
@@ -685,68 +647,78 @@ class SqsTransport::Impl {
                          std::string_view why) {
     for (std::size_t start = 0; start < receipts.size(); start += kBatch) {
       const std::size_t end = std::min(receipts.size(), start + kBatch);
-      std::vector<std::string> entries;
-      for (std::size_t i = start; i < end; ++i) {
-        entries.push_back(detail::JsonBody()
-                              .str("Id", std::to_string(i - start))
-                              .str("ReceiptHandle", receipts[i])
-                              .num("VisibilityTimeout", visibility.count())
-                              .done());
-      }
-      auto response = api_.call(
-          "ChangeMessageVisibilityBatch",
-          detail::JsonBody().str("QueueUrl", url).raw("Entries", entries_json(entries)).done(),
-          queue);
-      if (!response) {
+      std::vector<std::pair<std::string, seconds>> changes;
+      for (std::size_t i = start; i < end; ++i)
+        changes.emplace_back(receipts[i], visibility);
+      auto result = visibility_batch(queue, url, changes);
+      if (!result) {
         log(LogLevel::Warning, "sqs: " + std::string(why) + ": " + std::to_string(end - start) +
                                    " message(s) of " + quoted(queue) +
                                    " not made visible again (they reappear after their "
                                    "visibility timeout): " +
-                                   response.error().what());
+                                   result.error().what());
         continue;
       }
-      const auto failed = failures(*response, end - start);
-      if (!failed.empty()) {
-        log(LogLevel::Debug, "sqs: " + std::string(why) + ": " + std::to_string(failed.size()) +
-                                 " message(s) of " + quoted(queue) +
-                                 " could not change visibility: " + failed.front().code);
+      for (std::size_t i = 0; i < changes.size(); ++i) {
+        if (const EntryFailure* f = result->failure(i)) {
+          log(LogLevel::Debug, "sqs: " + std::string(why) + ": a message of " + quoted(queue) +
+                                   " could not change its visibility: " + describe(*f));
+        }
       }
     }
   }
 
+  // One batch request of `entries` (JSON objects without their Id) to `url`.
+  Result<detail::BatchResult> batch_call(std::string_view action, std::string_view queue,
+                                         const std::string& url,
+                                         const std::vector<std::string>& entries) {
+    auto response = api_.call(action,
+                              detail::JsonBody()
+                                  .str("QueueUrl", url)
+                                  .raw("Entries", detail::batch_entries(entries))
+                                  .done(),
+                              queue);
+    if (!response) return response.error();
+    return detail::BatchResult(*response, entries.size());
+  }
+
+  // ChangeMessageVisibilityBatch of up to 10 receipt handles, each to its visibility.
+  Result<detail::BatchResult> visibility_batch(
+      std::string_view queue, const std::string& url,
+      const std::vector<std::pair<std::string, seconds>>& changes) {
+    std::vector<std::string> entries;
+    entries.reserve(changes.size());
+    for (const auto& [receipt, visibility] : changes) {
+      entries.push_back(detail::JsonBody()
+                            .str("ReceiptHandle", receipt)
+                            .num("VisibilityTimeout", visibility.count())
+                            .done());
+    }
+    return batch_call("ChangeMessageVisibilityBatch", queue, url, entries);
+  }
+
+  // SendMessageBatch of entries[pending...]; entries that fail transiently are resent.
   Status send_batch(std::string_view queue, const std::string& url,
                     const std::vector<std::string>& entries, std::vector<std::size_t> pending,
                     std::size_t total) {
     spi::Backoff backoff;
     for (int attempt = 1; !pending.empty(); ++attempt) {
-      std::vector<std::string> request_entries;
-      for (std::size_t k = 0; k < pending.size(); ++k) {
-        std::string e = entries[pending[k]];
-        e.replace(e.find("\"#\""), 3, "\"" + std::to_string(k) + "\"");
-        request_entries.push_back(std::move(e));
-      }
-      auto response = api_.call("SendMessageBatch",
-                                detail::JsonBody()
-                                    .str("QueueUrl", url)
-                                    .raw("Entries", entries_json(request_entries))
-                                    .done(),
-                                queue);
-      if (!response) return response.error();
-      const auto ok = successes(*response, pending.size());
-      std::map<std::size_t, EntryFailure> failed;
-      for (auto& f : failures(*response, pending.size()))
-        failed.emplace(f.index, std::move(f));
+      std::vector<std::string> request;
+      request.reserve(pending.size());
+      for (const std::size_t i : pending)
+        request.push_back(entries[i]);
+      auto result = batch_call("SendMessageBatch", queue, url, request);
+      if (!result) return result.error();
       std::vector<std::size_t> again;
       for (std::size_t k = 0; k < pending.size(); ++k) {
-        if (ok.contains(k)) continue;
-        const auto f = failed.find(k);
-        if (f != failed.end() && !entry_retryable(f->second)) {
-          return Error(ErrorCode::Transport,
-                       "sqs: SendMessageBatch on queue " + quoted(queue) + ": entry " +
-                           std::to_string(pending[k]) + " (of " + std::to_string(total) +
-                           ") refused: " + f->second.code +
-                           (f->second.message.empty() ? "" : ": " + f->second.message) +
-                           "; the entries after its request were not sent");
+        const EntryFailure* f = result->failure(k);
+        if (f == nullptr) continue;
+        if (!retryable(*f)) {
+          return TransportError("sqs: SendMessageBatch on queue " + quoted(queue) + ": entry " +
+                                    std::to_string(pending[k]) + " (of " + std::to_string(total) +
+                                    ") refused: " + describe(*f) +
+                                    "; the entries after its request were not sent",
+                                false);
         }
         again.push_back(pending[k]);
       }
@@ -828,41 +800,28 @@ class SqsTransport::Impl {
   Status delete_batch(const std::string& queue, const std::vector<ReservationPtr>& batch,
                       std::size_t from, std::size_t n, std::vector<ReservationPtr>& again) {
     std::vector<std::string> entries;
-    for (std::size_t i = 0; i < n; ++i) {
-      entries.push_back(detail::JsonBody()
-                            .str("Id", std::to_string(i))
-                            .str("ReceiptHandle", batch[from + i]->receipt_handle)
-                            .done());
-    }
-    auto response = api_.call("DeleteMessageBatch",
-                              detail::JsonBody()
-                                  .str("QueueUrl", batch[from]->queue_url)
-                                  .raw("Entries", entries_json(entries))
-                                  .done(),
-                              queue);
-    if (!response) {
-      if (response.error().is_transient()) return response.error();
-      record_ack_error(Error(response.error().code(),
-                             std::string(response.error().what()) + " (" + std::to_string(n) +
+    entries.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      entries.push_back(
+          detail::JsonBody().str("ReceiptHandle", batch[from + i]->receipt_handle).done());
+    auto result = batch_call("DeleteMessageBatch", queue, batch[from]->queue_url, entries);
+    if (!result) {
+      if (result.error().is_transient()) return result.error();
+      record_ack_error(Error(result.error().code(),
+                             std::string(result.error().what()) + " (" + std::to_string(n) +
                                  " delete(s) not done; the messages reappear)"));
-      return response.error();
+      return result.error();
     }
-    const auto ok = successes(*response, n);
-    std::map<std::size_t, EntryFailure> failed;
-    for (auto& f : failures(*response, n))
-      failed.emplace(f.index, std::move(f));
     for (std::size_t i = 0; i < n; ++i) {
-      if (ok.contains(i)) continue;
-      const auto f = failed.find(i);
-      if (f == failed.end() || entry_retryable(f->second)) {
+      const EntryFailure* f = result->failure(i);
+      if (f == nullptr) continue;
+      if (retryable(*f)) {
         again.push_back(batch[from + i]);
         continue;
       }
-      const Reservation& r = *batch[from + i];
       record_ack_error(Error(ErrorCode::StaleDelivery,
-                             "sqs: delete of message " + quoted(r.message_id) + " of queue " +
-                                 quoted(queue) + " failed: " + f->second.code +
-                                 (f->second.message.empty() ? "" : ": " + f->second.message) +
+                             "sqs: delete of message " + quoted(batch[from + i]->message_id) +
+                                 " of queue " + quoted(queue) + " failed: " + describe(*f) +
                                  " (its reservation lapsed; it is delivered again)"));
     }
     return {};
@@ -956,47 +915,29 @@ class SqsTransport::Impl {
     for (const auto& [key, list] : by_queue) {
       for (std::size_t start = 0; start < list.size(); start += kBatch) {
         const std::size_t n = std::min(list.size() - start, kBatch);
-        std::vector<std::string> entries;
-        for (std::size_t i = 0; i < n; ++i) {
-          const Reservation& r = *list[start + i];
-          entries.push_back(detail::JsonBody()
-                                .str("Id", std::to_string(i))
-                                .str("ReceiptHandle", r.receipt_handle)
-                                .num("VisibilityTimeout", r.window.count())
-                                .done());
-        }
+        std::vector<std::pair<std::string, seconds>> changes;
+        for (std::size_t i = 0; i < n; ++i)
+          changes.emplace_back(list[start + i]->receipt_handle, list[start + i]->window);
         const Steady::time_point sent_at = Steady::now();
-        auto response = api_.call("ChangeMessageVisibilityBatch",
-                                  detail::JsonBody()
-                                      .str("QueueUrl", key.second)
-                                      .raw("Entries", entries_json(entries))
-                                      .done(),
-                                  key.first);
-        if (!response) {
+        auto result = visibility_batch(key.first, key.second, changes);
+        if (!result) {
           failed_any = true;
-          log(LogLevel::Warning,
-              std::string("sqs: keeping visibility: ") + response.error().what());
+          log(LogLevel::Warning, std::string("sqs: keeping visibility: ") + result.error().what());
           continue;
         }
-        const auto ok = successes(*response, n);
-        std::map<std::size_t, EntryFailure> failed;
-        for (auto& f : failures(*response, n))
-          failed.emplace(f.index, std::move(f));
         std::lock_guard<std::mutex> lock(mu_);
         for (std::size_t i = 0; i < n; ++i) {
           const ReservationPtr& r = list[start + i];
-          if (ok.contains(i)) {
+          const EntryFailure* f = result->failure(i);
+          if (f == nullptr) {
             r->deadline = sent_at + r->window;
-            continue;
-          }
-          const auto f = failed.find(i);
-          if (f == failed.end() || entry_retryable(f->second)) {
+          } else if (retryable(*f)) {
             failed_any = true;
-            continue;
+          } else {
+            // The reservation is gone: nothing more to keep alive.
+            held_.erase(r);
+            if (r->state == Reservation::State::Prefetched) r->state = Reservation::State::Settled;
           }
-          // The reservation is gone: nothing more to keep alive.
-          held_.erase(r);
-          if (r->state == Reservation::State::Prefetched) r->state = Reservation::State::Settled;
         }
       }
     }

@@ -767,6 +767,24 @@ TEST_F(SqsFake, DI11_AcksAreFlushedOnTheTimer) {
   EXPECT_EQ(fake->calls("DeleteMessageBatch")[0].body.find("Entries")->size(), 2U);
 }
 
+TEST_F(SqsFake, SQS7_FifoPopSendsPendingDeletesBeforeReceiving) {
+  auto t = make([](Options& o) { o.ack_flush_interval = 1h; });
+  fake->add_message(sqs_message("a", "m1"));
+  ASSERT_TRUE(t->ack(pop_one(*t, "orders.fifo")).ok());
+  fake->add_message(sqs_message("b", "m2"));
+  EXPECT_EQ(pop_one(*t, "orders.fifo").body, "b");
+  const auto calls = fake->calls();
+  ASSERT_GE(calls.size(), 2U);
+  EXPECT_EQ(calls[calls.size() - 2].action, "DeleteMessageBatch");
+  EXPECT_EQ(calls.back().action, "ReceiveMessage");
+  // A standard queue keeps batching.
+  fake->add_message(sqs_message("c", "m3"));
+  ASSERT_TRUE(t->ack(pop_one(*t)).ok());
+  fake->add_message(sqs_message("d", "m4"));
+  EXPECT_EQ(pop_one(*t).body, "d");
+  EXPECT_EQ(fake->count("DeleteMessageBatch"), 1U);
+}
+
 TEST_F(SqsFake, DI11_FlushSendsPendingAcksAndReportsStaleOnes) {
   auto t = make([](Options& o) { o.ack_flush_interval = 1h; });
   fake->add_message(sqs_message("a", "m1"));

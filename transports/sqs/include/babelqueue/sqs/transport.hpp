@@ -143,8 +143,9 @@ struct Options {
   /// visibility kept alive, and are handed to the next pops.
   int prefetch = 10;
   /// Extend the visibility of held messages (prefetched or in a handler) once less than a
-  /// third of the window remains; a prefetched message with less than `handout_margin` left is
-  /// not handed out (it reappears when its window lapses).
+  /// third of the window remains; a prefetched message with less than `handout_margin` (at most
+  /// a quarter of the window, so that short windows still hand messages out) left is not handed
+  /// out (it reappears when its window lapses).
   bool keep_visibility = true;
   std::chrono::milliseconds handout_margin{2'000};
 
