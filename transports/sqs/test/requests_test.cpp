@@ -8,7 +8,7 @@
 // DeleteMessageBatch of 10; the Go reference makes 2.0). The consume figure counts every request
 // from the App's start until every message is deleted, less only the empty polls after the last
 // message (the App goes on polling while the test waits for the deletes). The figures are
-// printed and recorded as test properties.
+// printed (with how long each phase took, never asserted) and recorded as test properties.
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -41,6 +41,15 @@ constexpr std::size_t kMessages = 10'000;
 constexpr std::string_view kUrn = "urn:babel:orders:created";
 // 10,000 messages through a loaded shared machine.
 constexpr auto kLong = std::chrono::seconds(180);
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds with one decimal, for the printed figures (never asserted).
+std::string seconds_of(Clock::duration d) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << std::chrono::duration<double>(d).count();
+  return out.str();
+}
 
 std::string per_message(std::uint64_t requests) {
   std::ostringstream out;
@@ -87,12 +96,14 @@ TEST_F(SqsRequests, D11_RequestsPerMessageOnTenThousandMessages) {
     }
     auto seam = std::make_shared<SeamClient>();
     auto t = transport(options(seam));
+    const auto started = Clock::now();
     ASSERT_TRUE(t->publish_batch(queue(), std::move(bodies)).ok());
+    const auto took = Clock::now() - started;
     t->close();
     const std::uint64_t requests = seam->total();
     std::cout << "[ sqs ] publish_batch of " << kMessages << ": " << requests << " requests ("
               << describe_counts(seam->counts()) << "), " << per_message(requests)
-              << " per message\n";
+              << " per message, in " << seconds_of(took) << " s\n";
     RecordProperty("publish_requests_per_message", per_message(requests));
     EXPECT_LE(requests, kMessages * 11 / 100) << describe_counts(seam->counts());
   }
@@ -107,6 +118,7 @@ TEST_F(SqsRequests, D11_RequestsPerMessageOnTenThousandMessages) {
   HandledIds handled;
   std::atomic<std::size_t> runs{0};
   {
+    const auto started = Clock::now();
     Worker worker(t, queue(), {.concurrency = 1}, [&](Context&, const Envelope& env) {
       handled.add(std::string(env.meta().id));
       ++runs;
@@ -116,6 +128,7 @@ TEST_F(SqsRequests, D11_RequestsPerMessageOnTenThousandMessages) {
         << describe_missing(handled.missing(published));
     ASSERT_TRUE(eventually([&] { return raw().empty(queue()); }, kLong))
         << "the acks were not all deleted";
+    const auto took = Clock::now() - started;
     const std::uint64_t total = seam->total();
     const std::uint64_t empty_polls = trailing.count();
     const auto counts = seam->counts();
@@ -124,7 +137,7 @@ TEST_F(SqsRequests, D11_RequestsPerMessageOnTenThousandMessages) {
     std::cout << "[ sqs ] App consume + ack of " << kMessages << " (1 worker): " << total
               << " requests (" << describe_counts(counts) << "), of which " << empty_polls
               << " empty polls after the last message; " << per_message(steady) << " per message ("
-              << per_message(total) << " with them)\n";
+              << per_message(total) << " with them), in " << seconds_of(took) << " s\n";
     RecordProperty("consume_requests_per_message", per_message(steady));
     RecordProperty("consume_requests_per_message_with_final_polls", per_message(total));
     EXPECT_LE(steady, kMessages / 4) << describe_counts(counts);
