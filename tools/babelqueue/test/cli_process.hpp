@@ -221,9 +221,9 @@ inline std::string dead_lettered_via_cli(const std::string& url, const std::stri
   const CliRun r = run_cli({"work", "--url", url, "--queue", queue, "--drain", "--exec", "exit 3",
                             "--max-attempts", "2", "--dead-letter"});
   EXPECT_EQ(r.exit_code, 0) << r;
-  EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " +
-                       (dlq.empty() ? queue + ".dlq" : dlq)),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("0 handled, 2 failed, 1 dead-lettered to " + (dlq.empty() ? queue + ".dlq" : dlq)),
+      std::string::npos)
       << r;
   return id;
 }
