@@ -72,11 +72,11 @@ bool schemes() {
   }
   // The catalog generated at configure time is in the library: it names the component of a
   // scheme this tree has no transport for yet, and the option that will add it.
-  const std::string sqs = open_error("sqs://user:s3cret@localhost/");
-  if (sqs.find("sqs component") == std::string::npos ||
-      sqs.find("-DBABELQUEUE_WITH_SQS=ON") == std::string::npos ||
-      sqs.find("s3cret") != std::string::npos) {
-    return fail("unexpected sqs:// error: " + sqs);
+  const std::string pulsar = open_error("pulsar://user:s3cret@localhost/");
+  if (pulsar.find("pulsar component") == std::string::npos ||
+      pulsar.find("-DBABELQUEUE_WITH_PULSAR=ON") == std::string::npos ||
+      pulsar.find("s3cret") != std::string::npos) {
+    return fail("unexpected pulsar:// error: " + pulsar);
   }
   const std::vector<babelqueue::spi::KnownTransport> known = babelqueue::spi::known_transports();
   const auto entry = std::find_if(known.begin(), known.end(),

@@ -38,6 +38,8 @@ struct TransportBenchArgs {
   long messages = 100'000;
   int workers = 4;
   int cpu_work = 0;
+  // Empty: fresh queues bench-<8 hex>.
+  std::string queue;
   bool json = false;
 };
 
@@ -55,15 +57,16 @@ double rate(long messages, Clock::duration elapsed) {
          std::max(std::chrono::duration<double>(elapsed).count(), 1e-9);
 }
 
-// Two fresh queues: `each` is filled one publish at a time, `batched` in batches (or one at a
-// time when the transport has no BatchPublisher); one worker drains `each`, N workers `batched`.
+// Two queues, `each` (fresh unless named) and `each`-batch: `each` is filled one publish at a
+// time, `batched` in batches (or one at a time when the transport has no BatchPublisher); one
+// worker drains `each`, N workers `batched`.
 class TransportBench {
  public:
-  TransportBench(OpenedTransport opened, int workers, int cpu_work)
+  TransportBench(OpenedTransport opened, int workers, int cpu_work, const std::string& queue)
       : opened_(std::move(opened)),
         workers_(workers),
         cpu_work_(cpu_work),
-        each_("bench-" + uuid_v4().substr(0, 8)),
+        each_(queue.empty() ? "bench-" + uuid_v4().substr(0, 8) : queue),
         batched_(each_ + "-batch"),
         batch_(capability<BatchPublisher>(*opened_.transport)),
         publisher_(opened_.transport, AppOptions{.default_queue = each_}) {}
@@ -188,7 +191,7 @@ int run_bench_transport(const TransportBenchArgs& a) {
   OpenedTransport opened = open_transport_of(a.transport);
   const std::string component = opened.component;
   const std::string url = opened.redacted_url;
-  TransportBench bench(std::move(opened), a.workers, a.cpu_work);
+  TransportBench bench(std::move(opened), a.workers, a.cpu_work, a.queue);
 
   // Each pattern is warmed up right before it is timed, so no warm-up leaves the broker work
   // (an ack backlog to write, say) that runs into another pattern's timing; the queues then
@@ -257,6 +260,9 @@ void add_bench_transport_command(CLI::App& bench, Context& ctx) {
   cmd->add_option("--workers", args->workers, "Handlers of the second consume (default 4)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--cpu-work", args->cpu_work, kCpuWorkHelp)->check(CLI::Range(0, 100'000'000));
+  cmd->add_option("--queue", args->queue,
+                  "Use the existing empty queues NAME and NAME-batch instead of fresh ones (a "
+                  "broker that never creates queues: SQS)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([&ctx, args] { ctx.action = [args] { return run_bench_transport(*args); }; });
 }

@@ -213,14 +213,17 @@ inline long long count_of(const Json& stats, std::string_view name) {
 }
 
 // Publishes one message to `queue` and lets `work --exec 'exit 3'` fail it twice (max attempts
-// 2), so that it is dead-lettered to QUEUE.dlq; its meta.id.
-inline std::string dead_lettered_via_cli(const std::string& url, const std::string& queue) {
+// 2), so that it is dead-lettered to the transport's default dead-letter queue `dlq` (empty:
+// QUEUE.dlq); its meta.id.
+inline std::string dead_lettered_via_cli(const std::string& url, const std::string& queue,
+                                         const std::string& dlq = {}) {
   const std::string id = publish_via_cli(url, queue);
   const CliRun r = run_cli({"work", "--url", url, "--queue", queue, "--drain", "--exec", "exit 3",
                             "--max-attempts", "2", "--dead-letter"});
   EXPECT_EQ(r.exit_code, 0) << r;
-  EXPECT_NE(r.err.find("0 handled, 2 failed, 1 dead-lettered to " + queue + ".dlq"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("0 handled, 2 failed, 1 dead-lettered to " + (dlq.empty() ? queue + ".dlq" : dlq)),
+      std::string::npos)
       << r;
   return id;
 }

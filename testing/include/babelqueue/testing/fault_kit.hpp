@@ -107,6 +107,11 @@ class ContinuousPublisher {
     std::lock_guard lock(mu_);
     return ids_.size();
   }
+  /// The ids whose publish returned ok so far (a fault test's "published before the fault").
+  [[nodiscard]] std::set<std::string> confirmed_ids() const {
+    std::lock_guard lock(mu_);
+    return ids_;
+  }
   [[nodiscard]] std::size_t failures() const { return failures_.load(); }
   /// The texts of the failures that were not transient.
   [[nodiscard]] std::vector<std::string> permanent_failures() const {

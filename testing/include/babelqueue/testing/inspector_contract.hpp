@@ -103,11 +103,12 @@ TYPED_TEST_P(InspectorContract, AStaleAckLeavesTheOtherReservationInFlight) {
       << "the stale ack handed a reservation back";
 }
 
+// A blank dead-letter name means the transport's default (its DeadLetterNaming, RT-7).
 TYPED_TEST_P(InspectorContract, StatsCountTheDeadLetterQueue) {
   Transport& t = this->transport();
   const std::string custom = this->new_queue();
   for (std::int64_t n = 1; n <= 2; ++n) {
-    ASSERT_TRUE(t.publish(default_dead_letter_name(this->queue()), contract_body(n)).ok());
+    ASSERT_TRUE(t.publish(dead_letter_queue_of(t, this->queue()), contract_body(n)).ok());
   }
   ASSERT_TRUE(t.publish(custom, contract_body(3)).ok());
   const QueueStats s = this->stats();
