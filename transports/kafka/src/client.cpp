@@ -3,6 +3,8 @@
 
 #include "client.hpp"
 
+#include <librdkafka/rdkafka.h>
+
 #include "options.hpp"
 
 namespace babelqueue::kafka::detail {
@@ -47,15 +49,21 @@ Error map_error(RdKafka::ErrorCode code, std::string_view what, std::string_view
 }
 
 RecordHeaders record_headers(RdKafka::Message& message) {
+  // The C API reads the headers in place; the C++ Headers::get_all() would copy each one first.
   RecordHeaders out;
-  const RdKafka::Headers* headers = message.headers();
-  if (headers == nullptr) return out;
-  for (const RdKafka::Headers::Header& h : headers->get_all()) {
-    RecordHeader header{.name = h.key(), .value = std::nullopt};
-    if (h.value() != nullptr) {
-      header.value.emplace(static_cast<const char*>(h.value()), h.value_size());
-    }
-    out.push_back(std::move(header));
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(message.c_ptr(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return out;
+  }
+  out.reserve(rd_kafka_header_cnt(headers));
+  const char* name = nullptr;
+  const void* value = nullptr;
+  std::size_t size = 0;
+  for (std::size_t i = 0;
+       rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    RecordHeader& header = out.emplace_back(RecordHeader{.name = name, .value = std::nullopt});
+    if (value != nullptr) header.value.emplace(static_cast<const char*>(value), size);
   }
   return out;
 }
