@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -195,6 +197,32 @@ std::optional<std::string> find_executable(std::string_view name, std::string_vi
 
 bool running_in_ci() {
   return std::getenv("CI") != nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+long long rss_kib(pid_t pid) {
+  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+void report_figure(std::string_view what, long long value, std::string_view unit) {
+  std::cout << "[ figure   ] " << what << ": " << value << " " << unit << std::endl;
+}
+
+void require_main_thread(std::string_view what) {
+  // Only the main thread's id equals the process id.
+  if (::syscall(SYS_gettid) != ::getpid()) {
+    throw std::logic_error(std::string(what) + " must be started from the main thread");
+  }
 }
 
 BrokerProcess::BrokerProcess(Spec spec) : spec_(std::move(spec)) {

@@ -32,15 +32,15 @@
 namespace babelqueue::amqp::test {
 namespace {
 
+using babelqueue::testing::read_file;
+using babelqueue::testing::report_figure;
+using babelqueue::testing::rss_kib;
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 long long elapsed_ms(Clock::time_point since) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - since).count();
-}
-
-void report(const std::string& what, long long value, const char* unit = "ms") {
-  std::cout << "[ figure   ] " << what << ": " << value << " " << unit << std::endl;
 }
 
 bool wait_until(const std::function<bool()>& condition, milliseconds timeout) {
@@ -50,13 +50,6 @@ bool wait_until(const std::function<bool()>& condition, milliseconds timeout) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   return true;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The fields of /proc/PID/stat after the command name: state, ppid, ...; empty when the
@@ -100,14 +93,6 @@ std::vector<pid_t> descendants(pid_t root) {
     }
   }
   return out;
-}
-
-long long rss_kib(pid_t pid) {
-  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
 }
 
 std::string numbered_body(int i) {
@@ -187,7 +172,7 @@ TEST(RabbitSmoke, SharedNodeIsBeamItselfOnLoopback) {
   BABELQUEUE_REQUIRE_RABBITMQ();
   const auto started = Clock::now();
   RabbitServer& server = shared_rabbit_server();
-  report("shared node first use (start if this test runs first)", elapsed_ms(started));
+  report_figure("shared node first use (start if this test runs first)", elapsed_ms(started));
   // The PID BrokerProcess signals is beam's: rabbitmq-server exec'd erl, which exec'd beam.smp.
   EXPECT_EQ(trimmed(read_file(server.dir() + "/pid")), std::to_string(server.pid()));
   EXPECT_EQ(trimmed(read_file("/proc/" + std::to_string(server.pid()) + "/comm")), "beam.smp");
@@ -198,7 +183,7 @@ TEST(RabbitSmoke, SharedNodeIsBeamItselfOnLoopback) {
   const RawClient raw(endpoint_of(server));
   EXPECT_EQ(raw.server_property("product"), "RabbitMQ");
   EXPECT_EQ(raw.server_property("cluster_name"), server.node_name());
-  report("beam RSS", rss_kib(server.pid()), "KiB");
+  report_figure("beam RSS", rss_kib(server.pid()), "KiB");
 }
 
 TEST(RabbitSmoke, ConfirmedPublishAndGetKeepEveryPropertyAndFieldType) {
@@ -253,12 +238,12 @@ TEST(RabbitSmoke, ChannelErrorsLeaveTheClientUsable) {
 
   const auto started = Clock::now();
   const CommandResult ctl_listed = server.ctl({"list_queues", "-q", "name", "messages"});
-  report("rabbitmqctl list_queues", elapsed_ms(started));
+  report_figure("rabbitmqctl list_queues", elapsed_ms(started));
   EXPECT_EQ(ctl_listed.exit_code, 0) << ctl_listed.output;
   EXPECT_NE(ctl_listed.output.find(queue + "\t2"), std::string::npos) << ctl_listed.output;
   const auto evaluated = Clock::now();
   const std::optional<QueueInfo> info = listed(server, queue);
-  report("list_queues through erl_call", elapsed_ms(evaluated));
+  report_figure("list_queues through erl_call", elapsed_ms(evaluated));
   EXPECT_TRUE(info.has_value());
 
   EXPECT_EQ(raw.purge(queue), 2U);
@@ -323,7 +308,7 @@ TEST(RabbitSmoke, KillRestartStopAndNothingLeftBehind) {
   BABELQUEUE_REQUIRE_RABBITMQ();
   auto started = Clock::now();
   auto server = std::make_unique<RabbitServer>();
-  report("fresh node ready", elapsed_ms(started));
+  report_figure("fresh node ready", elapsed_ms(started));
   const pid_t first_beam = server->pid();
   constexpr int kMessages = 200;
   {
@@ -341,12 +326,12 @@ TEST(RabbitSmoke, KillRestartStopAndNothingLeftBehind) {
   server->sync_mnesia();
   started = Clock::now();
   server->kill();
-  report("kill -9", elapsed_ms(started));
+  report_figure("kill -9", elapsed_ms(started));
   EXPECT_TRUE(process_gone(first_beam));
   EXPECT_FALSE(server->running());
   started = Clock::now();
   server->start();
-  report("restart after kill -9 (recovery)", elapsed_ms(started));
+  report_figure("restart after kill -9 (recovery)", elapsed_ms(started));
   EXPECT_NE(server->pid(), first_beam);
   EXPECT_EQ(trimmed(read_file(server->dir() + "/pid")), std::to_string(server->pid()));
   {
@@ -365,11 +350,11 @@ TEST(RabbitSmoke, KillRestartStopAndNothingLeftBehind) {
   const pid_t second_beam = server->pid();
   started = Clock::now();
   server->stop();
-  report("SIGTERM stop", elapsed_ms(started));
+  report_figure("SIGTERM stop", elapsed_ms(started));
   EXPECT_TRUE(process_gone(second_beam));
   started = Clock::now();
   server->start();
-  report("restart after a clean stop", elapsed_ms(started));
+  report_figure("restart after a clean stop", elapsed_ms(started));
   EXPECT_EQ(server->list_queues(), (std::vector<QueueInfo>{{"smoke.durable", 0, 0, 0}}));
 
   std::vector<pid_t> family = descendants(server->pid());
@@ -389,7 +374,7 @@ TEST(RabbitSmoke, TlsListenerVerifiesWithItsCaAndRefusesAnother) {
   const auto started = Clock::now();
   const RabbitServer server(RabbitServer::Config{
       .tls = true, .heartbeat = 2, .extra_conf = {"consumer_timeout = 3600000"}});
-  report("fresh TLS node ready (certificates included)", elapsed_ms(started));
+  report_figure("fresh TLS node ready (certificates included)", elapsed_ms(started));
   EXPECT_EQ(server.tls_url(), "amqps://guest:guest@localhost:" + std::to_string(server.tls_port()) +
                                   "/?cacertfile=" + server.ca_file());
 

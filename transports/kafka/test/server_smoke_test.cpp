@@ -25,29 +25,14 @@
 namespace babelqueue::kafka::test {
 namespace {
 
+using babelqueue::testing::read_file;
+using babelqueue::testing::report_figure;
+using babelqueue::testing::rss_kib;
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kReadTimeout{30'000};
-
-void report(const std::string& what, long long value, const char* unit = "ms") {
-  std::cout << "[ figure   ] " << what << ": " << value << " " << unit << std::endl;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-long long rss_kib(pid_t pid) {
-  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
 
 std::string numbered(const char* prefix, int i) {
   // Appended piece by piece: GCC 12 -O2 reports a bogus -Wrestrict for `"v" + std::string`.
@@ -67,10 +52,10 @@ TEST(KafkaSmoke, SharedBrokerIsTheJvmOnLoopback) {
   BABELQUEUE_REQUIRE_KAFKA();
   const auto first_use = Clock::now();
   KafkaServer& server = shared_kafka_server();
-  report("shared broker first use (start if this test runs first)",
-         std::chrono::duration_cast<milliseconds>(Clock::now() - first_use).count());
-  report("shared broker start-up incl. formatting the log dir", server.started_in().count());
-  report("broker JVM RSS", rss_kib(server.pid()) / 1024, "MiB");
+  report_figure("shared broker first use (start if this test runs first)",
+                std::chrono::duration_cast<milliseconds>(Clock::now() - first_use).count());
+  report_figure("shared broker start-up incl. formatting the log dir", server.started_in().count());
+  report_figure("broker JVM RSS", rss_kib(server.pid()) / 1024, "MiB");
   ASSERT_TRUE(server.running());
   // The PID BrokerProcess signals is the JVM's: the launch shell exec'd java.
   EXPECT_EQ(read_file("/proc/" + std::to_string(server.pid()) + "/comm"), "java\n");
@@ -141,14 +126,14 @@ TEST(KafkaSmoke, CommittedOfAnUnknownGroupIsMinusOne) {
   raw.produce("smoke-committed", std::nullopt, "x");
   const auto started = Clock::now();
   EXPECT_EQ(raw.committed("smoke-no-such-group", "smoke-committed", 0), -1);
-  report("committed() of an unknown group",
-         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+  report_figure("committed() of an unknown group",
+                std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
 }
 
 TEST(KafkaSmoke, KilledBrokerRestartsWithItsRecords) {
   BABELQUEUE_REQUIRE_KAFKA();
   KafkaServer server(KafkaServer::Config{.partitions = 2, .extra_properties = {}});
-  report("own broker start-up incl. formatting the log dir", server.started_in().count());
+  report_figure("own broker start-up incl. formatting the log dir", server.started_in().count());
   const std::string topic = "smoke-durable";
   {
     RawKafka raw(server.bootstrap());
@@ -163,7 +148,7 @@ TEST(KafkaSmoke, KilledBrokerRestartsWithItsRecords) {
   EXPECT_FALSE(server.running());
   EXPECT_NE(::kill(first_pid, 0), 0);
   server.restart();
-  report("restart after kill -9", server.started_in().count());
+  report_figure("restart after kill -9", server.started_in().count());
   EXPECT_NE(server.pid(), first_pid);
   EXPECT_EQ(server.port(), port);
   RawKafka raw(server.bootstrap());

@@ -33,28 +33,13 @@
 namespace babelqueue::sqs::test {
 namespace {
 
+using babelqueue::testing::read_file;
+using babelqueue::testing::report_figure;
+using babelqueue::testing::rss_kib;
+
 using babelqueue::Json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-void report(const std::string& what, long long value, const char* unit = "ms") {
-  std::cout << "[ figure   ] " << what << ": " << value << " " << unit << std::endl;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-long long rss_kib(pid_t pid) {
-  std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
 
 std::string numbered(const char* prefix, int i) {
   // Appended piece by piece: GCC 12 -O2 reports a bogus -Wrestrict for `"e" + std::string`.
@@ -107,9 +92,9 @@ TEST(SqsEmulatorSmoke, SharedEmulatorIsTheJvmOnLoopback) {
   BABELQUEUE_REQUIRE_SQS_EMULATOR();
   const auto first_use = Clock::now();
   SqsEmulator& sqs = shared_sqs_emulator();
-  report("shared emulator first use (start if this test runs first)",
-         std::chrono::duration_cast<milliseconds>(Clock::now() - first_use).count());
-  report("emulator JVM RSS", rss_kib(sqs.pid()) / 1024, "MiB");
+  report_figure("shared emulator first use (start if this test runs first)",
+                std::chrono::duration_cast<milliseconds>(Clock::now() - first_use).count());
+  report_figure("emulator JVM RSS", rss_kib(sqs.pid()) / 1024, "MiB");
   ASSERT_TRUE(sqs.running());
   EXPECT_TRUE(sqs.persistent());
   // The PID BrokerProcess signals is the JVM's: elasticmq_run.sh exec'd java.
@@ -236,7 +221,7 @@ TEST(SqsEmulatorSmoke, LongPollReturnsWhenAMessageArrives) {
   const auto [count, took] = poll.get();
   EXPECT_EQ(count, 1U);
   EXPECT_LT(took, milliseconds{15'000});
-  report("long poll answered after the send, poll took", took.count());
+  report_figure("long poll answered after the send, poll took", took.count());
 }
 
 // D-11, SQS-17: a batch call reports a failing entry in Failed (the others succeed); the
@@ -311,8 +296,8 @@ TEST(SqsEmulatorSmoke, QueuesAndMessagesSurviveKillAndRestart) {
   BABELQUEUE_REQUIRE_SQS_EMULATOR();
   const auto started = Clock::now();
   SqsEmulator sqs;
-  report("private emulator start-up",
-         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+  report_figure("private emulator start-up",
+                std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
   ASSERT_TRUE(sqs.persistent());
   const std::string name = "smoke-survivor";
   const std::string url = sqs.create_queue(name, {{"VisibilityTimeout", "30"}});
@@ -325,8 +310,8 @@ TEST(SqsEmulatorSmoke, QueuesAndMessagesSurviveKillAndRestart) {
   EXPECT_FALSE(sqs.running());
   const auto restarted = Clock::now();
   sqs.restart();
-  report("restart after kill -9",
-         std::chrono::duration_cast<milliseconds>(Clock::now() - restarted).count());
+  report_figure("restart after kill -9",
+                std::chrono::duration_cast<milliseconds>(Clock::now() - restarted).count());
   ASSERT_TRUE(sqs.running());
   EXPECT_NE(sqs.pid(), first_pid);
   EXPECT_EQ(sqs.port(), port);

@@ -32,40 +32,14 @@ namespace babelqueue::sqs::test {
 namespace {
 
 using babelqueue::testing::CommandResult;
+using babelqueue::testing::from_hex;
 using babelqueue::testing::kWithin;
 using babelqueue::testing::run_command;
+using babelqueue::testing::tagged_lines;
+using babelqueue::testing::to_hex;
 
 constexpr std::string_view kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 constexpr std::string_view kUrn = "urn:babel:orders:created";
-
-// The lines of `text` that start with `prefix`, without it.
-std::vector<std::string> tagged_lines(const std::string& text, std::string_view prefix) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(prefix)) out.push_back(line.substr(prefix.size()));
-  }
-  return out;
-}
-
-std::string to_hex(std::string_view bytes) {
-  constexpr std::string_view kDigits = "0123456789abcdef";
-  std::string out;
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0x0F]);
-  }
-  return out;
-}
-
-std::string from_hex(std::string_view hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
 
 struct Boto3Peer {
   std::string python;

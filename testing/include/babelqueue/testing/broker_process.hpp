@@ -54,6 +54,34 @@ namespace babelqueue::testing {
 /// there instead of skipping (see BABELQUEUE_REQUIRE_BROKER).
 [[nodiscard]] bool running_in_ci();
 
+/// Throws std::logic_error ("<what> must be started from the main thread") unless called on the
+/// process's main thread, where a shared broker must start: it dies with the thread that started
+/// it (PR_SET_PDEATHSIG, see BrokerProcess).
+void require_main_thread(std::string_view what);
+
+/// The whole text of the file at `path`; empty when it cannot be read.
+[[nodiscard]] std::string read_file(const std::string& path);
+/// The resident set size of process `pid` in KiB (VmRSS of /proc/PID/status), -1 when unknown.
+[[nodiscard]] long long rss_kib(pid_t pid);
+/// Prints a figure a broker's smoke test measured (start-up time, memory), one line in the test
+/// output: "[ figure   ] <what>: <value> <unit>".
+void report_figure(std::string_view what, long long value, std::string_view unit = "ms");
+
+/// The one `Broker` (default-constructed: it starts in its constructor) that every test of this
+/// process shares, started by the first call and destroyed at exit, which kills it and removes
+/// its directory; a binary none of whose tests calls it starts none. A start that throws leaves
+/// it unset, and the next call tries again. Call it from the main thread (where GoogleTest runs
+/// SetUp() and the test bodies): the first call on another thread throws std::logic_error naming
+/// `what` (e.g. "the shared Kafka broker").
+template <class Broker>
+Broker& shared_broker(std::string_view what) {
+  static Broker broker = [what] {
+    require_main_thread(what);
+    return Broker();
+  }();
+  return broker;
+}
+
 /// One broker process: started by the constructor, stopped by the destructor.
 ///
 /// - Ports: `Spec::ports` free loopback ports are picked once; every (re)start uses the same ones,

@@ -2,8 +2,10 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,37 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::string_view input = {});
+
+// What a peer client prints for a test to read: the lines of `text` that start with `prefix`,
+// without it.
+inline std::vector<std::string> tagged_lines(const std::string& text, std::string_view prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) out.push_back(line.substr(prefix.size()));
+  }
+  return out;
+}
+
+// Bytes as lowercase hex, and back: how bodies and keys cross a peer's command line and output
+// unchanged.
+inline std::string to_hex(std::string_view bytes) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string out;
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 0x0F]);
+  }
+  return out;
+}
+inline std::string from_hex(std::string_view hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
 
 // Prints a CommandResult in a failed assertion (found by argument-dependent lookup).
 inline std::ostream& operator<<(std::ostream& os, const CommandResult& r) {

@@ -4,7 +4,6 @@
 
 #include <babelqueue/spi/uri.hpp>
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -406,17 +405,7 @@ void RabbitServer::set_permissions(std::string_view user, std::string_view vhost
 }
 
 RabbitServer& shared_rabbit_server() {
-  // A function-local static: started on first use, so a binary none of whose tests needs it
-  // starts no node, and destroyed at exit, which kills it and removes its directory. A start
-  // that throws leaves it unset, and the next test tries again.
-  static RabbitServer server = [] {
-    // Only the main thread's id equals the process id.
-    if (::syscall(SYS_gettid) != ::getpid()) {
-      throw std::logic_error("the shared RabbitMQ node must be started from the main thread");
-    }
-    return RabbitServer();
-  }();
-  return server;
+  return babelqueue::testing::shared_broker<RabbitServer>("the shared RabbitMQ node");
 }
 
 }  // namespace babelqueue::amqp::test

@@ -2,9 +2,6 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "kafka_server.hpp"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -234,17 +231,7 @@ void KafkaServer::restart() {
 }
 
 KafkaServer& shared_kafka_server() {
-  // A function-local static: started on first use, so a binary none of whose tests needs it
-  // starts no broker, and destroyed at exit, which kills it and removes its directory. A start
-  // that throws leaves it unset, and the next test tries again.
-  static KafkaServer server = [] {
-    // Only the main thread's id equals the process id.
-    if (::syscall(SYS_gettid) != ::getpid()) {
-      throw std::logic_error("the shared Kafka broker must be started from the main thread");
-    }
-    return KafkaServer();
-  }();
-  return server;
+  return babelqueue::testing::shared_broker<KafkaServer>("the shared Kafka broker");
 }
 
 }  // namespace babelqueue::kafka::test

@@ -4,26 +4,12 @@
 
 #include <babelqueue/errors.hpp>
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <stdexcept>
 #include <string>
 
 namespace babelqueue::redis::test {
 
 RedisServer& shared_redis_server() {
-  // A function-local static: started on first use, so a binary none of whose tests needs it
-  // starts no server, and destroyed at exit, which kills the server and removes its directory.
-  // A start that throws leaves it unset, and the next test tries again.
-  static RedisServer server = [] {
-    // Only the main thread's id equals the process id.
-    if (::syscall(SYS_gettid) != ::getpid()) {
-      throw std::logic_error("the shared redis-server must be started from the main thread");
-    }
-    return RedisServer();
-  }();
-  return server;
+  return babelqueue::testing::shared_broker<RedisServer>("the shared redis-server");
 }
 
 void SharedRedisServerTest::SetUp() {

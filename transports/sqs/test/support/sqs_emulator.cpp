@@ -4,7 +4,6 @@
 
 #include <babelqueue/testing/command.hpp>
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -275,17 +274,7 @@ bool SqsEmulator::persistent() const {
 }
 
 SqsEmulator& shared_sqs_emulator() {
-  // A function-local static: started on first use, so a binary none of whose tests needs it
-  // starts no emulator, and destroyed at exit, which kills it and removes its directory. A start
-  // that throws leaves it unset, and the next test tries again.
-  static SqsEmulator emulator = [] {
-    // Only the main thread's id equals the process id.
-    if (::syscall(SYS_gettid) != ::getpid()) {
-      throw std::logic_error("the shared SQS emulator must be started from the main thread");
-    }
-    return SqsEmulator();
-  }();
-  return emulator;
+  return babelqueue::testing::shared_broker<SqsEmulator>("the shared SQS emulator");
 }
 
 }  // namespace babelqueue::sqs::test

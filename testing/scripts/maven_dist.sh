@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The babelqueue-cpp authors
+#
+# Testing kit: a Java broker's (or emulator's) jars, the given Maven Central artifacts and their
+# runtime dependencies, copied by Maven into DIR/libs (run: java -cp 'DIR/libs/*' MAIN ...).
+# Fetched once; later calls only check a stamp naming the artifacts. Safe to call from parallel
+# test binaries (flock; built in a temp dir, renamed). A transport's support script calls it with
+# its pins, e.g. transports/kafka/test/support/kafka_dist.sh.
+#
+# Usage: maven_dist.sh NAME DIR GROUP:ARTIFACT:VERSION...     prints DIR/libs
+#   NAME names the distribution in messages and the stamp file; the first artifact's jar must
+#   be among what Maven copied.
+# Exit status: 0 ready, 1 the jars could not be fetched (reason on stderr), 2 bad usage.
+# BABELQUEUE_MVN (default mvn on PATH) picks Maven; its settings (~/.m2) apply.
+set -euo pipefail
+
+[ "$#" -ge 3 ] || {
+  echo "usage: maven_dist.sh NAME DIR GROUP:ARTIFACT:VERSION..." >&2
+  exit 2
+}
+name=$1
+dir=$(realpath -m -- "$2")
+shift 2
+artifacts=("$@")
+
+fail() {
+  echo "${name}_dist: $*" >&2
+  exit 1
+}
+
+wanted="${artifacts[*]}"
+stamp="$dir/libs/babelqueue-$name.stamp"
+ready() { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; }
+
+if ready; then
+  echo "$dir/libs"
+  exit 0
+fi
+
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+if ready; then
+  echo "$dir/libs"
+  exit 0
+fi
+
+mvn=${BABELQUEUE_MVN:-$(command -v mvn || true)}
+[ -n "$mvn" ] || fail "Maven not found (Debian: apt-get install maven, see scripts/install-deps)"
+work=$(mktemp -d -p "$dir" fetch.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+dependencies=""
+for artifact in "${artifacts[@]}"; do
+  IFS=: read -r group id version <<<"$artifact"
+  [ -n "$group" ] && [ -n "$id" ] && [ -n "$version" ] || fail "not GROUP:ARTIFACT:VERSION: $artifact"
+  dependencies+="    <dependency><groupId>$group</groupId><artifactId>$id</artifactId>"
+  dependencies+="<version>$version</version></dependency>"$'\n'
+done
+cat >"$work/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>babelqueue.test</groupId>
+  <artifactId>$name-dist</artifactId>
+  <version>1</version>
+  <dependencies>
+$dependencies  </dependencies>
+</project>
+POM
+if ! "$mvn" -q -B -f "$work/pom.xml" dependency:copy-dependencies \
+  -DincludeScope=runtime -DoutputDirectory="$work/libs" >"$work/mvn.log" 2>&1; then
+  tail -n 20 "$work/mvn.log" >&2
+  fail "could not fetch $wanted from Maven Central (is it reachable?)"
+fi
+IFS=: read -r _ first_id first_version <<<"${artifacts[0]}"
+[ -f "$work/libs/$first_id-$first_version.jar" ] || fail "Maven left no $first_id jar"
+echo "$wanted" >"$work/libs/babelqueue-$name.stamp"
+rm -rf "$dir/libs"
+mv "$work/libs" "$dir/libs"
+echo "$dir/libs"
