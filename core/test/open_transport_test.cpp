@@ -112,8 +112,9 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
 }
 
 TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
-  const std::string error = open_error("sqs://localhost:9324/");
-  EXPECT_NE(error.find("The sqs component (-DBABELQUEUE_WITH_SQS=ON)"), std::string::npos) << error;
+  const std::string error = open_error("pulsar://localhost:6650/");
+  EXPECT_NE(error.find("The pulsar component (-DBABELQUEUE_WITH_PULSAR=ON)"), std::string::npos)
+      << error;
 }
 
 TEST(OpenTransport, NoSchemeIsAConfigError) {

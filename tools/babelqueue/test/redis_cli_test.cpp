@@ -299,10 +299,11 @@ TEST_F(RedisCliTest, BenchTransportPrintsJsonAndLeavesNothingBehind) {
       {"bench", "transport", "--url", url(), "--messages", "2000", "--workers", "3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r;
   const Json out = Json::parse(r.out);
-  EXPECT_EQ(out.size(), 7U) << r.out;
+  EXPECT_EQ(out.size(), 8U) << r.out;
   EXPECT_EQ(out.find("transport")->as_string(), "redis");
   EXPECT_EQ(out.find("messages")->as_int64(), 2000);
   EXPECT_EQ(out.find("workers")->as_int64(), 3);
+  EXPECT_EQ(out.find("cpu_work")->as_int64(), 0) << "no-op handler";
   for (const char* key : {"publish_msgs_per_s", "publish_batch_msgs_per_s", "consume_msgs_per_s",
                           "consume_workers_msgs_per_s"}) {
     const Json* v = out.find(key);
