@@ -16,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-
 namespace babelqueue::amqp::test {
 
 using babelqueue::testing::CommandResult;
