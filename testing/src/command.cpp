@@ -9,7 +9,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <exception>
 #include <system_error>
+#include <utility>
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -119,6 +121,26 @@ CommandResult run_command(const std::vector<std::string>& argv,
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+Distribution fetch_distribution(std::string_view script, std::string_view dir) {
+  Distribution d;
+  CommandResult r;
+  try {
+    r = run_command({"/bin/bash", std::string(script), std::string(dir)});
+  } catch (const std::exception& e) {
+    d.reason = "cannot run " + std::string(script) + ": " + e.what();
+    return d;
+  }
+  std::string output = std::move(r.output);
+  while (!output.empty() && output.back() == '\n')
+    output.pop_back();
+  if (r.exit_code != 0) {
+    d.reason = std::move(output);
+    return d;
+  }
+  d.dir = output.substr(output.rfind('\n') + 1);
+  return d;
 }
 
 }  // namespace babelqueue::testing

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -30,6 +31,19 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::string_view input = {});
+
+// What a broker distribution script (a `<broker>_dist.sh DIR` that fetches and unpacks a broker
+// into DIR, cached, and prints its directory as the last line of its output) left: the
+// directory, or why there is none (the script's output, or why it could not run).
+struct Distribution {
+  std::optional<std::string> dir;
+  std::string reason;
+};
+
+// Runs `bash script dir` and reads its last output line. Fixtures call it once per process and
+// keep the result (a function-local static), so a broker restarted by a test does not fetch
+// again; never throws.
+Distribution fetch_distribution(std::string_view script, std::string_view dir);
 
 // What a peer client prints for a test to read: the lines of `text` that start with `prefix`,
 // without it.

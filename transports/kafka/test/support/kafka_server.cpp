@@ -2,8 +2,9 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "kafka_server.hpp"
 
+#include <babelqueue/testing/command.hpp>
+
 #include <array>
-#include <cstdio>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -59,48 +60,10 @@ fi
 exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
 )";
 
-std::string shell_quote(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-struct Dist {
-  std::optional<std::string> libs;
-  std::string reason;
-};
-
-// Runs kafka_dist.sh once per process: the jars' directory, or why there is none.
-const Dist& dist() {
-  static const Dist result = [] {
-    Dist d;
-    const std::string command =
-        "bash " + shell_quote(kDistScript) + " " + shell_quote(kDistDir) + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-      d.reason = "cannot run " + std::string(kDistScript);
-      return d;
-    }
-    std::string output;
-    std::array<char, 4096> buffer{};
-    for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-      output.append(buffer.data(), n);
-    const int status = ::pclose(pipe);
-    while (!output.empty() && output.back() == '\n')
-      output.pop_back();
-    if (status != 0) {
-      d.reason = output;
-      return d;
-    }
-    d.libs = output.substr(output.rfind('\n') + 1);
-    return d;
-  }();
+// The jars' directory, or why there is none: kafka_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
   return result;
 }
 
@@ -167,7 +130,7 @@ std::optional<std::string> kafka_server_unavailable() {
            "PATH); install it (Debian: apt-get install default-jre-headless, see "
            "scripts/install-deps)";
   }
-  if (!dist().libs) {
+  if (!dist().dir) {
     return "Kafka test broker unavailable: its jars could not be fetched into " +
            std::string(kDistDir) + ": " + dist().reason;
   }
@@ -188,7 +151,7 @@ KafkaServer::KafkaServer(Config config)
     const std::string properties = p.dir() + "/server.properties";
     write_file(properties, server_properties(p, config_));
     BrokerProcess::Launch launch{{"/bin/sh", "-c", std::string(kLaunchScript), "kafka",
-                                  *java_executable(), *dist().libs, p.dir() + "/log", cluster_id_,
+                                  *java_executable(), *dist().dir, p.dir() + "/log", cluster_id_,
                                   properties}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;

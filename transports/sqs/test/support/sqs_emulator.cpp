@@ -52,33 +52,10 @@ const std::vector<std::string> kJvmOptions = {
     "-XX:-UsePerfData", "-Djava.awt.headless=true",
 };
 
-struct Dist {
-  std::optional<std::string> libs;
-  std::string reason;
-};
-
-// Runs elasticmq_dist.sh once per process: the jars' directory, or why there is none.
-const Dist& dist() {
-  static const Dist result = [] {
-    Dist d;
-    babelqueue::testing::CommandResult r;
-    try {
-      r = babelqueue::testing::run_command(
-          {"/bin/bash", std::string(kDistScript), std::string(kDistDir)});
-    } catch (const std::exception& e) {
-      d.reason = "cannot run " + std::string(kDistScript) + ": " + e.what();
-      return d;
-    }
-    std::string output = std::move(r.output);
-    while (!output.empty() && output.back() == '\n')
-      output.pop_back();
-    if (r.exit_code != 0) {
-      d.reason = output;
-      return d;
-    }
-    d.libs = output.substr(output.rfind('\n') + 1);
-    return d;
-  }();
+// The jars' directory, or why there is none: elasticmq_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
   return result;
 }
 
@@ -133,7 +110,7 @@ std::optional<std::string> sqs_emulator_unavailable() {
            "PATH); install it (Debian: apt-get install default-jre-headless, see "
            "scripts/install-deps)";
   }
-  if (!dist().libs) {
+  if (!dist().dir) {
     return "SQS emulator (ElasticMQ) unavailable: its jars could not be fetched into " +
            std::string(kDistDir) + ": " + dist().reason;
   }
@@ -150,7 +127,7 @@ SqsEmulator::SqsEmulator() {
   spec.launch = [log_start](const BrokerProcess& p) {
     *log_start = size_of(p.log_path());
     BrokerProcess::Launch launch{
-        {"/bin/bash", std::string(kRunScript), *dist().libs, std::to_string(p.port()), p.dir()},
+        {"/bin/bash", std::string(kRunScript), *dist().dir, std::to_string(p.port()), p.dir()},
         {{"BABELQUEUE_JAVA", *java_executable()}}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;
