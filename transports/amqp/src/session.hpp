@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -152,7 +153,8 @@ class Board {
 std::string holding_queue(const Options& options, std::string_view queue,
                           std::chrono::milliseconds delay);
 
-// One message to publish, projected on the caller's thread.
+// One message to publish, projected on the caller's thread (into storage the thread reuses
+// from one publish to the next).
 struct Outgoing {
   std::string body;
   std::unique_ptr<WireProperties> properties;
@@ -163,7 +165,7 @@ struct PublishJob {
   std::string queue;
   // Set: through the TTL holding queue of `queue` for this delay.
   std::optional<std::chrono::milliseconds> delay;
-  std::vector<Outgoing> messages;
+  std::span<const Outgoing> messages;
   std::shared_ptr<Completion> done;
 };
 
