@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/binding/amqp.hpp>
 
+#include <babelqueue/codec.hpp>
+
 #include "binding/detail.hpp"
 
 #include <limits>
@@ -30,7 +32,7 @@ void set_integer(std::map<std::string, FieldValue>& headers, const std::string& 
   }
 }
 void set_text(std::map<std::string, FieldValue>& headers, const std::string& key,
-              const std::string& text) {
+              std::string_view text) {
   const auto it = headers.find(key);
   if (it == headers.end()) {
     headers.emplace(key, FieldValue(std::in_place_type<std::string>, text));
@@ -60,7 +62,10 @@ void projection_into(std::string_view body, const Riders& riders, Projection& ou
   static const std::string kSchemaVersion = "x-schema-version";
   static const std::string kSourceLang = "x-source-lang";
 
-  const std::optional<Contract> c = contract_of(body);
+  // The contract's values as views into the decoded body: copied only into out's own strings.
+  const auto decoded = try_decode(body);
+  std::optional<detail::ContractView> c;
+  if (decoded.has_value()) c = detail::contract_view(decoded.value());
   const auto rider_kept = [&riders](const std::string& key) {
     const auto it = riders.find(key);
     return it != riders.end() && detail::usable_rider(key, it->second) &&
@@ -98,7 +103,7 @@ void projection_into(std::string_view body, const Riders& riders, Projection& ou
     return;
   }
   const auto short_property = [&out](std::optional<std::string>& slot, std::string_view name,
-                                     const std::string& value) {
+                                     std::string_view value) {
     if (value.size() > SHORT_STRING_MAX)
       out.omitted.push_back(Omitted{std::string(name), value.size()});
     if (value.empty() || value.size() > SHORT_STRING_MAX) {
