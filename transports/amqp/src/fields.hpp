@@ -32,7 +32,7 @@ std::optional<std::string> stringify_field(const amqp_field_value_t& value);
 Headers stringify_headers(const amqp_table_t& table);
 
 // rabbitmq-c's view of `text`, which it only reads (amqp_bytes_t has no const variant).
-inline amqp_bytes_t bytes_of(const std::string& text) noexcept {
+inline amqp_bytes_t bytes_of(std::string_view text) noexcept {
   return {text.size(),
           const_cast<char*>(text.data())};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
 }

@@ -165,7 +165,7 @@ class AmqpTransport::Impl {
   Status publish(std::string_view queue, const Staged& staged,
                  std::optional<std::chrono::milliseconds> delay) {
     // run() calls the lambda on this thread: the job lives on its stack.
-    PublishJob job{.queue = std::string(queue),
+    PublishJob job{.queue = queue,
                    .delay = delay,
                    .messages = staged.messages(),
                    .done = std::make_shared<Completion>()};
