@@ -5,7 +5,6 @@
 #include <babelqueue/testing/command.hpp>
 
 #include <array>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -16,6 +15,7 @@ namespace babelqueue::kafka::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -88,12 +88,6 @@ std::string new_cluster_id() {
   }
   id.resize(22);
   return id;
-}
-
-void write_file(const std::string& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 std::string server_properties(const BrokerProcess& p, const KafkaServer::Config& config) {
