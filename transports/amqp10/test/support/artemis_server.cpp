@@ -147,16 +147,8 @@ bool answers_sasl_header(int port) {
 }  // namespace
 
 std::optional<std::string> artemis_server_unavailable() {
-  if (!java_executable()) {
-    return "Artemis test broker unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "Artemis test broker unavailable: its distribution could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return babelqueue::testing::java_broker_unavailable("Artemis test broker", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 ArtemisServer::ArtemisServer() : ArtemisServer(Config{}) {}

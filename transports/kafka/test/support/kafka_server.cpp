@@ -119,16 +119,8 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
 }  // namespace
 
 std::optional<std::string> kafka_server_unavailable() {
-  if (!java_executable()) {
-    return "Kafka test broker unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "Kafka test broker unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return babelqueue::testing::java_broker_unavailable("Kafka test broker", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 KafkaServer::KafkaServer() : KafkaServer(Config{}) {}
