@@ -65,16 +65,22 @@ void put_value(pn_data_t* data, const Value& v) {
   std::visit(
       [data](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-          pn_data_put_null(data);
-        } else if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (std::is_same_v<T, bool>) {
           pn_data_put_bool(data, x);
+        } else if constexpr (std::is_same_v<T, std::int8_t>) {
+          pn_data_put_byte(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+          pn_data_put_ubyte(data, x);
+        } else if constexpr (std::is_same_v<T, std::int16_t>) {
+          pn_data_put_short(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+          pn_data_put_ushort(data, x);
         } else if constexpr (std::is_same_v<T, std::int32_t>) {
           pn_data_put_int(data, x);
-        } else if constexpr (std::is_same_v<T, std::int64_t>) {
-          pn_data_put_long(data, x);
         } else if constexpr (std::is_same_v<T, std::uint32_t>) {
           pn_data_put_uint(data, x);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          pn_data_put_long(data, x);
         } else if constexpr (std::is_same_v<T, std::uint64_t>) {
           pn_data_put_ulong(data, x);
         } else if constexpr (std::is_same_v<T, float>) {
@@ -85,12 +91,8 @@ void put_value(pn_data_t* data, const Value& v) {
           pn_data_put_string(data, pn_bytes(x.size(), x.data()));
         } else if constexpr (std::is_same_v<T, Binary>) {
           pn_data_put_binary(data, pn_bytes(x.bytes.size(), x.bytes.data()));
-        } else if constexpr (std::is_same_v<T, Symbol>) {
-          pn_data_put_symbol(data, pn_bytes(x.name.size(), x.name.data()));
-        } else if constexpr (std::is_same_v<T, Timestamp>) {
-          pn_data_put_timestamp(data, x.ms_since_epoch);
         } else {
-          pn_data_put_string(data, pn_bytes(x.text.size(), x.text.data()));
+          pn_data_put_null(data);  // null; Other is refused before (Delivery::reject)
         }
       },
       v);
@@ -625,6 +627,11 @@ void Delivery::release() {
 }
 void Delivery::reject(const std::string& condition, const std::string& description,
                       const std::map<std::string, Value>& info) {
+  for (const auto& [key, value] : info) {
+    if (const auto* other = std::get_if<Other>(&value))
+      throw ConfigError("AMQP 1.0: the reject info " + key + " has a value of type " +
+                        other->type_name + ", which cannot be sent");
+  }
   settle(kRejected, false, false, condition, description, info);
 }
 

@@ -8,6 +8,7 @@
 #include <proton/message_id.hpp>
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
+#include <proton/type_id.hpp>
 #include <proton/types.hpp>
 
 #include <type_traits>
@@ -30,6 +31,14 @@ Value from_scalar(const proton::scalar& s) {
       return std::monostate{};
     case proton::BOOLEAN:
       return proton::get<bool>(s);
+    case proton::BYTE:
+      return proton::get<std::int8_t>(s);
+    case proton::UBYTE:
+      return proton::get<std::uint8_t>(s);
+    case proton::SHORT:
+      return proton::get<std::int16_t>(s);
+    case proton::USHORT:
+      return proton::get<std::uint16_t>(s);
     case proton::INT:
       return proton::get<std::int32_t>(s);
     case proton::LONG:
@@ -48,12 +57,8 @@ Value from_scalar(const proton::scalar& s) {
       const auto b = proton::get<proton::binary>(s);
       return Binary{std::string(b.begin(), b.end())};
     }
-    case proton::SYMBOL:
-      return Symbol{std::string(proton::get<proton::symbol>(s))};
-    case proton::TIMESTAMP:
-      return Timestamp{proton::get<proton::timestamp>(s).milliseconds()};
     default:
-      return OtherValue{proton::to_string(s)};
+      return Other{proton::type_name(s.type())};
   }
 }
 
@@ -67,12 +72,8 @@ proton::scalar to_scalar(const Value& v) {
           return proton::scalar();
         } else if constexpr (std::is_same_v<T, Binary>) {
           return proton::binary(x.bytes);
-        } else if constexpr (std::is_same_v<T, Symbol>) {
-          return proton::symbol(x.name);
-        } else if constexpr (std::is_same_v<T, Timestamp>) {
-          return proton::timestamp(x.ms_since_epoch);
-        } else if constexpr (std::is_same_v<T, OtherValue>) {
-          return x.text;  // sent as the string it was rendered as
+        } else if constexpr (std::is_same_v<T, Other>) {
+          throw ConfigError("AMQP 1.0: a value of type " + x.type_name + " cannot be sent");
         } else {
           return x;
         }
@@ -84,7 +85,7 @@ Value from_value(const proton::value& v) {
   try {
     return from_scalar(proton::get<proton::scalar>(v));
   } catch (const proton::conversion_error&) {
-    return OtherValue{proton::to_string(v)};  // a list, map or array
+    return Other{proton::type_name(v.type())};  // a list, map or array
   }
 }
 
@@ -102,7 +103,7 @@ proton::message to_proton(const Message& m) {
       out.body(proton::binary(m.body));
       out.inferred(false);
       break;
-    case BodyKind::Other:
+    case BodyKind::Unsupported:
       throw ConfigError("an AMQP 1.0 message body must be Data, a string or a binary value");
   }
   out.durable(m.durable);
@@ -132,7 +133,7 @@ Message from_proton(const proton::message& m) {
     out.body_kind = BodyKind::StringValue;
   } else {
     out.body = proton::to_string(body);
-    out.body_kind = BodyKind::Other;
+    out.body_kind = BodyKind::Unsupported;
   }
   out.durable = m.durable();
   out.delivery_count = m.delivery_count();
@@ -144,8 +145,10 @@ Message from_proton(const proton::message& m) {
     out.creation_time_ms = m.creation_time().milliseconds();
   std::map<proton::annotation_key, proton::value> annotations;
   if (!m.message_annotations().empty()) proton::get(m.message_annotations().value(), annotations);
-  for (const auto& [key, value] : annotations)
-    out.annotations[proton::to_string(key)] = from_value(value);
+  for (const auto& [key, value] : annotations) {
+    out.annotations[key.type() == proton::SYMBOL ? std::string(proton::get<proton::symbol>(key))
+                                                 : proton::to_string(key)] = from_value(value);
+  }
   std::map<std::string, proton::scalar> properties;
   if (!m.properties().empty()) proton::get(m.properties().value(), properties);
   for (const auto& [key, value] : properties)

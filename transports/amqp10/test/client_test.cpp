@@ -169,6 +169,8 @@ TEST_F(Amqp10OnArtemis, SettleOutcomes) {
   // rejected with a condition: the broker drops it from the queue (to its own DLQ address).
   client.send(queue(), text("poison"));
   d = next();
+  // A reject whose info cannot be sent settles nothing.
+  EXPECT_THROW(d.reject("babelqueue:poison", "x", {{"k", Other{"symbol"}}}), ConfigError);
   d.reject("babelqueue:poison", "not decodable", {{"reason", std::string("test")}});
   EXPECT_FALSE(client.receive(queue(), kShort).has_value());
   EXPECT_EQ(raw_for(server()).message_count(queue()), 0);

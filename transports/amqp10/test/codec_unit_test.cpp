@@ -48,15 +48,17 @@ Message full_message() {
   m.properties = {{"bq_schema_version", std::string("1")},
                   {"null", std::monostate{}},
                   {"b", true},
+                  {"i8", std::int8_t{-1}},
+                  {"u8", std::uint8_t{1}},
+                  {"i16", std::int16_t{-2}},
+                  {"u16", std::uint16_t{2}},
                   {"i", std::int32_t{-3}},
                   {"l", std::int64_t{1} << 40},
                   {"u", std::uint32_t{7}},
                   {"ul", std::uint64_t{8}},
                   {"f", 1.5F},
                   {"d", 2.25},
-                  {"bin", Binary{std::string("\x01\x00", 2)}},
-                  {"sym", Symbol{"a-symbol"}},
-                  {"ts", Timestamp{1749132727000}}};
+                  {"bin", Binary{std::string("\x01\x00", 2)}}};
   return m;
 }
 
@@ -86,7 +88,7 @@ TEST(Amqp10Codec, BodyKindsAreKeptApart) {
   EXPECT_EQ(through_the_wire(m).body, "text");
   m.body_kind = BodyKind::Data;
   EXPECT_EQ(through_the_wire(m).body_kind, BodyKind::Data);
-  m.body_kind = BodyKind::Other;
+  m.body_kind = BodyKind::Unsupported;
   EXPECT_THROW(static_cast<void>(detail::to_proton(m)), ConfigError);
 }
 
@@ -94,7 +96,7 @@ TEST(Amqp10Codec, OtherBodiesAndUnsetFields) {
   proton::message m;
   m.body(std::int64_t{42});
   const Message got = detail::from_proton(m);
-  EXPECT_EQ(got.body_kind, BodyKind::Other);
+  EXPECT_EQ(got.body_kind, BodyKind::Unsupported);
   EXPECT_EQ(got.body, "42");
   EXPECT_TRUE(got.durable == false);
   EXPECT_EQ(got.delivery_count, 0U);
@@ -102,6 +104,20 @@ TEST(Amqp10Codec, OtherBodiesAndUnsetFields) {
                got.creation_time_ms);
   EXPECT_TRUE(got.annotations.empty());
   EXPECT_TRUE(got.properties.empty());
+}
+
+TEST(Amqp10Codec, ValuesOfOtherTypesAreNamedAndNotSendable) {
+  proton::message m;
+  m.properties().put("sym", proton::symbol("a-symbol"));
+  m.properties().put("ts", proton::timestamp(1749132727000));
+  m.properties().put("c", proton::scalar(wchar_t{'x'}));
+  const Message got = detail::from_proton(m);
+  EXPECT_EQ(got.properties.at("sym"), Value(Other{"symbol"}));
+  EXPECT_EQ(got.properties.at("ts"), Value(Other{"timestamp"}));
+  EXPECT_EQ(got.properties.at("c"), Value(Other{"char"}));
+  Message out;
+  out.properties = {{"x", Other{"symbol"}}};
+  EXPECT_THROW(static_cast<void>(detail::to_proton(out)), ConfigError);
 }
 
 TEST(Amqp10Options, BadOptionsAreConfigErrors) {

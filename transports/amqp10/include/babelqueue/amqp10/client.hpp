@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/binding/amqp10.hpp>
 #include <babelqueue/errors.hpp>
 
 #include <chrono>
@@ -10,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 /// @file
@@ -27,34 +27,16 @@
 
 namespace babelqueue::amqp10 {
 
-/// AMQP binary, symbol and timestamp values (distinct from strings and integers on the wire).
-struct Binary {
-  std::string bytes = {};
-  friend bool operator==(const Binary&, const Binary&) = default;
-};
-struct Symbol {
-  std::string name = {};
-  friend bool operator==(const Symbol&, const Symbol&) = default;
-};
-struct Timestamp {
-  std::int64_t ms_since_epoch = 0;
-  friend bool operator==(const Timestamp&, const Timestamp&) = default;
-};
-/// A value of another AMQP type (list, map, char, decimal, uuid, ...), as Proton renders it.
-struct OtherValue {
-  std::string text = {};
-  friend bool operator==(const OtherValue&, const OtherValue&) = default;
-};
-
-/// A simple AMQP value of an application property or a message annotation; std::monostate is
-/// AMQP null.
-using Value =
-    std::variant<std::monostate, bool, std::int32_t, std::int64_t, std::uint32_t, std::uint64_t,
-                 float, double, std::string, Binary, Symbol, Timestamp, OtherValue>;
+/// Application-property and annotation values: the core binding's AMQP 1.0 value (null, boolean,
+/// the integral types, float, double, string, binary; any other type is `Other`, named by its
+/// AMQP type and not sendable).
+using Value = binding::amqp10::Value;
+using Binary = binding::amqp10::Binary;
+using Other = binding::amqp10::Other;
 
 /// How a body travels: one Data section, or an AMQP value section holding a string or a binary.
-/// A received body of any other shape is `Other` with its rendered text in `Message::body`.
-enum class BodyKind { Data, StringValue, BinaryValue, Other };
+/// A received body of any other shape is `Unsupported` with its rendered text in `Message::body`.
+enum class BodyKind { Data, StringValue, BinaryValue, Unsupported };
 
 /// A message as the transports project it (spec/05 ART-4/ASB-4) and read it back (ART-5/ASB-6).
 struct Message {
@@ -136,6 +118,7 @@ class Delivery {
   /// released.
   void release();
   /// rejected with an error condition (ASB native dead-letter: com.microsoft:dead-letter).
+  /// @throws ConfigError (nothing settled) when `info` holds an `Other` value.
   void reject(const std::string& condition, const std::string& description,
               const std::map<std::string, Value>& info = {});
 
