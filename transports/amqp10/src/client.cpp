@@ -186,6 +186,8 @@ struct Client::Impl final : proton::messaging_handler {
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
+  // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
+  std::string last_error;
   std::atomic<std::uint64_t> generation{0};
 
   // ---- container thread ----
@@ -507,6 +509,10 @@ struct Client::Impl final : proton::messaging_handler {
   void on_container_start(proton::container& c) override { connect(c); }
 
   void on_connection_open(proton::connection&) override {
+    {
+      const std::lock_guard lock(mutex);
+      last_error.clear();
+    }
     connected = true;
     backoff.reset();
     for (const std::string& address : std::set<std::string>(wanted_receivers))
@@ -518,6 +524,10 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void on_transport_close(proton::transport& t) override {
+    if (t.error()) {
+      const std::lock_guard lock(mutex);
+      last_error = t.error().what();
+    }
     lost_connection();
     if (closing) {
       t.connection().container().stop();
@@ -544,6 +554,14 @@ struct Client::Impl final : proton::messaging_handler {
       for (auto& op : link.waiting)
         op->outcome.set_exception(std::make_exception_ptr(error));
       link.waiting.clear();
+      for (auto it = in_flight.begin(); it != in_flight.end();) {
+        if (it->second->address != address) {
+          ++it;
+          continue;
+        }
+        it->second->outcome.set_exception(std::make_exception_ptr(error));
+        it = in_flight.erase(it);
+      }
       link.sender = proton::sender();
       return;
     }
@@ -551,6 +569,11 @@ struct Client::Impl final : proton::messaging_handler {
   void on_receiver_error(proton::receiver& r) override {
     for (auto it = receivers.begin(); it != receivers.end(); ++it) {
       if (it->second == r) {
+        {
+          // The next receive() of the address opens a new link.
+          const std::lock_guard lock(mutex);
+          inboxes[it->first].opened = false;
+        }
         wanted_receivers.erase(it->first);
         receivers.erase(it);
         return;
@@ -674,8 +697,11 @@ void Client::send(const std::string& address, const Message& message) {
   impl_->post([impl = impl_.get(), op] { impl->enqueue_send(op); });
   if (outcome.wait_for(impl_->options.timeout) != std::future_status::ready) {
     op->abandoned = true;
-    throw TimeoutError("AMQP 1.0: no outcome for the message sent to " + address + " within " +
-                       std::to_string(impl_->options.timeout.count()) + " ms");
+    std::string why = "AMQP 1.0: no outcome for the message sent to " + address + " within " +
+                      std::to_string(impl_->options.timeout.count()) + " ms";
+    const std::lock_guard lock(impl_->mutex);
+    if (!impl_->last_error.empty()) why += "; the last connection failed: " + impl_->last_error;
+    throw TimeoutError(why);
   }
   try {
     outcome.get();
