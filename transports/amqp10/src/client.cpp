@@ -282,22 +282,27 @@ struct Client::Impl final : proton::messaging_handler {
     } catch (const std::exception&) {
       // A Proton error out of run(): the client is unusable; callers get ClosedError.
     }
-    fail_all(ClosedError("AMQP 1.0 client closed"));
-    senders.clear();
-    receivers.clear();
-    unsettled.clear();
-    conn = proton::connection();
-    std::deque<std::function<void()>> dropped;
+    // No more work is accepted; what was queued runs without a connection (sends park, settles
+    // are stale), then every waiting send fails with ClosedError.
+    connected = false;
+    closing = true;
     {
       const std::lock_guard lock(mutex);
       container = nullptr;
       work_queue = nullptr;
-      stopped = true;
       closed = true;
-      dropped.swap(tasks);
-      cv.notify_all();
     }
-    // Dropped tasks break their promises: their callers get ClosedError.
+    for (auto& [address, link] : senders)
+      link.sender = proton::sender();
+    receivers.clear();
+    unsettled.clear();
+    conn = proton::connection();
+    drain();
+    fail_all(ClosedError("AMQP 1.0 client closed"));
+    senders.clear();
+    const std::lock_guard lock(mutex);
+    stopped = true;
+    cv.notify_all();
   }
 
   void drain() {
@@ -341,8 +346,14 @@ struct Client::Impl final : proton::messaging_handler {
     work_queue = &conn.work_queue();
   }
 
+  // close() was called (its begin_close may not have run: the connection died first).
+  bool client_closed() {
+    const std::lock_guard lock(mutex);
+    return closed;
+  }
+
   void tick(proton::container& c) {
-    if (closing) return;
+    if (closing || client_closed()) return c.stop();
     if (Clock::now() >= reconnect_at) return connect(c);
     c.schedule(proton::duration(kTick.count()), [this, &c] { tick(c); });
   }
@@ -529,7 +540,7 @@ struct Client::Impl final : proton::messaging_handler {
       last_error = t.error().what();
     }
     lost_connection();
-    if (closing) {
+    if (closing || client_closed()) {
       t.connection().container().stop();
       return;
     }
