@@ -84,11 +84,13 @@ struct Options {
   std::string container_id = {};
 };
 
-/// The settle of a delivery whose connection is gone: the peer redelivers it (never settled on
-/// a new connection). Not transient: settling it again cannot succeed.
+/// The settle of a delivery whose connection is gone (ErrorCode::StaleDelivery): the peer
+/// redelivers it (never settled on a new connection). Not transient: settling it again cannot
+/// succeed.
 class StaleDelivery : public TransportError {
  public:
-  explicit StaleDelivery(const std::string& what) : TransportError(what, false) {}
+  explicit StaleDelivery(const std::string& what)
+      : TransportError(ErrorCode::StaleDelivery, what, false) {}
 };
 
 class Client;
