@@ -143,4 +143,20 @@ Distribution fetch_distribution(std::string_view script, std::string_view dir) {
   return d;
 }
 
+std::optional<std::string> java_broker_unavailable(std::string_view what,
+                                                   const std::optional<std::string>& java,
+                                                   const Distribution& dist,
+                                                   std::string_view dist_dir) {
+  if (!java) {
+    return std::string(what) +
+           " unavailable: java not found (configured at build time or on PATH); install it "
+           "(Debian: apt-get install default-jre-headless, see scripts/install-deps)";
+  }
+  if (!dist.dir) {
+    return std::string(what) + " unavailable: it could not be fetched into " +
+           std::string(dist_dir) + ": " + dist.reason;
+  }
+  return std::nullopt;
+}
+
 }  // namespace babelqueue::testing

@@ -45,6 +45,14 @@ struct Distribution {
 // again; never throws.
 Distribution fetch_distribution(std::string_view script, std::string_view dir);
 
+// Why a broker that runs on a JVM from a fetched distribution cannot be started here: no
+// `java` (a find_executable() result), or `dist` (fetched into `dist_dir`) has no directory;
+// nullopt when it can. `what` names the broker in the reason, e.g. "Kafka test broker".
+std::optional<std::string> java_broker_unavailable(std::string_view what,
+                                                   const std::optional<std::string>& java,
+                                                   const Distribution& dist,
+                                                   std::string_view dist_dir);
+
 // What a peer client prints for a test to read: the lines of `text` that start with `prefix`,
 // without it.
 inline std::vector<std::string> tagged_lines(const std::string& text, std::string_view prefix) {

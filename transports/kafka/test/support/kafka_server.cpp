@@ -5,7 +5,6 @@
 #include <babelqueue/testing/command.hpp>
 
 #include <array>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -16,6 +15,7 @@ namespace babelqueue::kafka::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -90,12 +90,6 @@ std::string new_cluster_id() {
   return id;
 }
 
-void write_file(const std::string& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
-}
-
 std::string server_properties(const BrokerProcess& p, const KafkaServer::Config& config) {
   const std::string plaintext = "127.0.0.1:" + std::to_string(p.port(0));
   const std::string controller = "127.0.0.1:" + std::to_string(p.port(1));
@@ -125,16 +119,8 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
 }  // namespace
 
 std::optional<std::string> kafka_server_unavailable() {
-  if (!java_executable()) {
-    return "Kafka test broker unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "Kafka test broker unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return babelqueue::testing::java_broker_unavailable("Kafka test broker", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 KafkaServer::KafkaServer() : KafkaServer(Config{}) {}

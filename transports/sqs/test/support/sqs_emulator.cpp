@@ -105,16 +105,8 @@ RawSqs raw_client(int port) {
 }  // namespace
 
 std::optional<std::string> sqs_emulator_unavailable() {
-  if (!java_executable()) {
-    return "SQS emulator (ElasticMQ) unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "SQS emulator (ElasticMQ) unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return babelqueue::testing::java_broker_unavailable("SQS emulator (ElasticMQ)", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 SqsEmulator::SqsEmulator() {
