@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -701,24 +702,48 @@ Client::~Client() {
 }
 
 void Client::send(const std::string& address, const Message& message) {
-  auto op = std::make_shared<Impl::SendOp>();
-  op->address = address;
-  op->message = message;
-  std::future<void> outcome = op->outcome.get_future();
-  impl_->post([impl = impl_.get(), op] { impl->enqueue_send(op); });
-  if (outcome.wait_for(impl_->options.timeout) != std::future_status::ready) {
-    op->abandoned = true;
-    std::string why = "AMQP 1.0: no outcome for the message sent to " + address + " within " +
-                      std::to_string(impl_->options.timeout.count()) + " ms";
-    const std::lock_guard lock(impl_->mutex);
-    if (!impl_->last_error.empty()) why += "; the last connection failed: " + impl_->last_error;
-    throw TimeoutError(why);
+  send_batch(address, std::vector<Message>{message});
+}
+
+void Client::send_batch(const std::string& address, const std::vector<Message>& messages) {
+  if (messages.empty()) return;
+  std::vector<std::shared_ptr<Impl::SendOp>> ops;
+  std::vector<std::future<void>> outcomes;
+  ops.reserve(messages.size());
+  outcomes.reserve(messages.size());
+  for (const Message& message : messages) {
+    auto op = std::make_shared<Impl::SendOp>();
+    op->address = address;
+    op->message = message;
+    outcomes.push_back(op->outcome.get_future());
+    ops.push_back(std::move(op));
   }
-  try {
-    outcome.get();
-  } catch (const std::future_error&) {
-    throw ClosedError("AMQP 1.0 client closed");
+  impl_->post([impl = impl_.get(), ops] {
+    for (const auto& op : ops)
+      impl->enqueue_send(op);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
+  std::exception_ptr first;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].wait_until(deadline) != std::future_status::ready) {
+      for (std::size_t j = i; j < ops.size(); ++j)
+        ops[j]->abandoned = true;
+      if (first) std::rethrow_exception(first);
+      std::string why = "AMQP 1.0: no outcome for the message sent to " + address + " within " +
+                        std::to_string(impl_->options.timeout.count()) + " ms";
+      const std::lock_guard lock(impl_->mutex);
+      if (!impl_->last_error.empty()) why += "; the last connection failed: " + impl_->last_error;
+      throw TimeoutError(why);
+    }
+    try {
+      outcomes[i].get();
+    } catch (const std::future_error&) {
+      if (!first) first = std::make_exception_ptr(ClosedError("AMQP 1.0 client closed"));
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
   }
+  if (first) std::rethrow_exception(first);
 }
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {

@@ -2,12 +2,15 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "raw_amqp10.hpp"
 
+#include <proton/annotation_key.hpp>
+#include <proton/codec/map.hpp>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
 #include <proton/container.hpp>
 #include <proton/delivery.hpp>
 #include <proton/error_condition.hpp>
 #include <proton/message.hpp>
+#include <proton/message_id.hpp>
 #include <proton/messaging_handler.hpp>
 #include <proton/receiver.hpp>
 #include <proton/receiver_options.hpp>
@@ -15,7 +18,9 @@
 #include <proton/sender_options.hpp>
 #include <proton/source.hpp>
 #include <proton/source_options.hpp>
+#include <proton/symbol.hpp>
 #include <proton/target_options.hpp>
+#include <proton/timestamp.hpp>
 #include <proton/tracker.hpp>
 #include <proton/transport.hpp>
 #include <proton/types.hpp>
@@ -52,11 +57,29 @@ RawMessage from_proton(const proton::message& m) {
   if (body.type() == proton::BINARY) {
     const auto bytes = proton::get<proton::binary>(body);
     out.body.assign(bytes.begin(), bytes.end());
+    out.body_section = m.inferred() ? "data" : "binary";
   } else if (body.type() == proton::STRING) {
     out.body = proton::get<std::string>(body);
+    out.body_section = "string";
   } else if (!body.empty()) {
     out.body = proton::to_string(body);
+    out.body_section = "other";
   }
+  std::map<proton::symbol, proton::value> annotations;
+  if (!m.message_annotations().empty()) proton::get(m.message_annotations().value(), annotations);
+  for (const auto& [key, value] : annotations) {
+    out.annotations[key] =
+        value.type() == proton::STRING ? proton::get<std::string>(value) : proton::to_string(value);
+    out.annotation_types[key] = proton::type_name(value.type());
+  }
+  if (!m.correlation_id().empty()) {
+    const proton::message_id id = m.correlation_id();
+    out.correlation_id =
+        id.type() == proton::STRING ? proton::get<std::string>(id) : proton::to_string(id);
+    out.correlation_id_type = proton::type_name(id.type());
+  }
+  if (m.creation_time().milliseconds() != 0)
+    out.creation_time_ms = m.creation_time().milliseconds();
   out.durable = m.durable();
   out.delivery_count = m.delivery_count();
   std::map<std::string, proton::scalar> props;
@@ -161,8 +184,13 @@ class Send final : public OneShot {
   Send(std::string url, proton::connection_options options, milliseconds timeout,
        std::string address, const RawMessage& message)
       : OneShot(std::move(url), std::move(options), timeout), address_(std::move(address)) {
-    message_.body(proton::binary(message.body));
-    message_.inferred(true);  // the binary body as a data section
+    if (message.body_section == "string") {
+      message_.body(message.body);
+    } else {
+      message_.body(proton::binary(message.body));
+      // A data section unless an AMQP binary value was asked for.
+      message_.inferred(message.body_section != "binary");
+    }
     message_.durable(message.durable);
     for (const auto& [key, value] : message.properties)
       message_.properties().put(key, value);

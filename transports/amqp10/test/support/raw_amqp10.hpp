@@ -15,11 +15,23 @@ namespace babelqueue::amqp10::test {
 // A message as a raw client sends or reads it: the body as one data section (or the string of an
 // AMQP value section), its header's durable flag and delivery-count, and its string application
 // properties.
+//
+// The body's section: "string" or "binary" (an AMQP value), "data", "other" (received only); a
+// send makes a data section unless it says "string" or "binary". What a received message
+// carried beside (read only on receive, ignored on send): its message annotations (symbol
+// keys; values as text, and their AMQP type names), and its correlation-id (text and AMQP type
+// name) and creation-time.
 struct RawMessage {
   std::string body;
   bool durable = true;
   std::uint32_t delivery_count = 0;
   std::map<std::string, std::string> properties = {};
+  std::string body_section = {};
+  std::map<std::string, std::string> annotations = {};
+  std::map<std::string, std::string> annotation_types = {};
+  std::optional<std::string> correlation_id = {};
+  std::string correlation_id_type = {};
+  std::optional<std::int64_t> creation_time_ms = {};
 };
 
 // A raw AMQP 1.0 client on Qpid Proton C++ with no BabelQueue code: every call opens its own

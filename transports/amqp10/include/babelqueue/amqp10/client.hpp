@@ -161,6 +161,12 @@ class Client {
   /// @throws ClosedError after close().
   void send(const std::string& address, const Message& message);
 
+  /// Sends every message of `messages` to `address` in order without waiting between them
+  /// (pipelined, one hand-over to the container thread) and waits for all their outcomes: as
+  /// `send`, with the first failure thrown once every outcome is in (or the timeout passed, which
+  /// bounds the whole batch). On failure an unknown subset of the messages was accepted.
+  void send_batch(const std::string& address, const std::vector<Message>& messages);
+
   /// The next message of `address` (its receiver link is opened on the first call and kept), or
   /// nullopt when none arrived within `timeout`.
   /// @throws ClosedError after close() (also to a call blocked in it then).
