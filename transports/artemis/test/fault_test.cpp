@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// Nothing is lost (TRANSPORTS.md; ART-11, ASB-14): on a broker of its own, killed with SIGKILL
+// and restarted while a publisher keeps publishing and a worker keeps consuming, every meta.id
+// whose publish returned ok (the broker's settled `accepted`, D-9) reaches a handler at least
+// once: durable messages survive the crash, the layer reconnects and re-opens its links, and a
+// delivery of the dead connection is never settled on the new one (the broker redelivers it).
+// A backlog published (pipelined batch) before the crash and consumed only after it is complete.
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/artemis/transport.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/testing/fault_kit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "shared_broker_test.hpp"
+
+namespace babelqueue::artemis::test {
+namespace {
+
+using namespace std::chrono_literals;
+using babelqueue::testing::describe_missing;
+using babelqueue::testing::HandledIds;
+
+constexpr char kUrn[] = "urn:babel:orders:created";
+// A broker restart (a few seconds) plus the reconnect backoff, on a loaded machine.
+constexpr auto kRecover = 90s;
+
+// App::consume on a thread of its own, recording every meta.id it handles, until stop().
+class Worker {
+ public:
+  Worker(std::shared_ptr<ArtemisTransport> transport, std::string queue, HandledIds& handled)
+      : transport_(std::move(transport)),
+        app_(transport_, {.poll_timeout = 200ms, .concurrency = 2}) {
+    app_.handle(kUrn, [&handled](Context&, const Envelope& env) {
+      handled.add(std::string(env.meta().id));
+      return Status();
+    });
+    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
+  }
+  ~Worker() { (void)stop(); }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  Status stop() {
+    if (thread_.joinable()) {
+      app_.stop();
+      thread_.join();
+      transport_->close();
+    }
+    return status_;
+  }
+
+ private:
+  std::shared_ptr<ArtemisTransport> transport_;
+  App app_;
+  Status status_;
+  std::thread thread_;
+};
+
+TEST(ArtemisFault, ART11_ABrokerKilledAndRestartedMidRunLosesNoMessage) {
+  BABELQUEUE_REQUIRE_ARTEMIS();
+  ArtemisServer server;
+  // Sends in flight when the broker dies fail after `timeout` at the latest (outcome unknown:
+  // the publisher does not count them).
+  const std::string url = url_of(server, "timeout=5000");
+  const std::string queue = babelqueue::testing::unique_queue_name();
+  HandledIds handled;
+  babelqueue::testing::ContinuousPublisher publisher(std::make_shared<ArtemisTransport>(url), queue,
+                                                     kUrn);
+  Worker worker(std::make_shared<ArtemisTransport>(url), queue, handled);
+  ASSERT_TRUE(publisher.wait_for_more(100, kRecover)) << server.log_tail();
+  ASSERT_TRUE(babelqueue::testing::eventually([&] { return handled.distinct() >= 50; }, kRecover));
+
+  // A backlog nobody consumes before the crash: only the broker's journal keeps it.
+  const std::string backlog = babelqueue::testing::unique_queue_name();
+  std::set<std::string> stored;
+  {
+    ArtemisTransport t(url);
+    std::vector<std::string> bodies;
+    for (int i = 0; i < 200; ++i) {
+      Envelope env = make(kUrn, Json::object({{"i", i}}), {.queue = backlog});
+      stored.insert(std::string(env.meta().id));
+      bodies.push_back(encode(env));
+    }
+    ASSERT_TRUE(t.publish_batch(backlog, std::move(bodies)).ok());
+  }
+
+  server.kill();
+  server.restart();
+
+  HandledIds drained;
+  {
+    App app(std::make_shared<ArtemisTransport>(url), {.poll_timeout = 2s});
+    app.handle(kUrn, [&drained](Context&, const Envelope& env) {
+      drained.add(std::string(env.meta().id));
+      return Status();
+    });
+    EXPECT_TRUE(app.drain(backlog, stored.size()).status.ok());
+  }
+  EXPECT_TRUE(drained.missing(stored).empty()) << describe_missing(drained.missing(stored));
+
+  ASSERT_TRUE(publisher.wait_for_more(100, kRecover))
+      << "publishing did not resume after the restart\n"
+      << server.log_tail();
+  const std::set<std::string> published = publisher.stop();
+  const bool all =
+      babelqueue::testing::eventually([&] { return handled.missing(published).empty(); }, kRecover);
+  EXPECT_TRUE(all) << describe_missing(handled.missing(published));
+  EXPECT_TRUE(worker.stop().ok());
+  std::cout << "[ figure ] " << published.size() << " ids published, " << publisher.failures()
+            << " publishes failed during the outage, " << handled.distinct()
+            << " distinct ids handled; restart " << server.started_in().count() << " ms\n";
+}
+
+}  // namespace
+}  // namespace babelqueue::artemis::test
