@@ -5,7 +5,7 @@
 // broker's message counts and what `<q>.dlq` holds): a handled message is accepted (ART-7) and
 // gone; a failure is retried by a republish with attempts + 1, then dead-lettered to `<q>.dlq`
 // (ART-9, OB-8); poison bytes and a gate-rejected message go to `<q>.dlq` untouched (D-2,
-// ART-6); a handler that is slow on one of four workers holds back nothing else.
+// ART-6); four workers handle every message once; refused credentials name no secret.
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -162,6 +162,30 @@ TEST_F(ArtemisAppTest, FourWorkersHandleEveryMessageOnce) {
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), ids);
   EXPECT_EQ(seen.size(), ids.size()) << "a message was handled twice";
   EXPECT_EQ(raw().message_count(queue()), 0);
+}
+
+}  // namespace
+}  // namespace babelqueue::artemis::test
+
+namespace babelqueue::artemis::test {
+namespace {
+
+using ArtemisCredentials = SharedBrokerTest;
+
+// Refused credentials: the publish fails (no outcome: the broker refused the SASL exchange),
+// naming why and never the password.
+TEST_F(ArtemisCredentials, RefusedCredentialsFailThePublishNamingNoSecret) {
+  std::string bad = "artemis://";
+  bad += ArtemisServer::kUser;
+  bad += ":not-the-secret-42@";
+  bad += server().host_port();
+  bad += "?timeout=500";
+  ArtemisTransport t(bad);
+  const Status s = t.publish(queue(), "{}");
+  ASSERT_FALSE(s.ok()) << "published with a wrong password";
+  const std::string what = s.error().what();
+  EXPECT_EQ(what.find("not-the-secret-42"), std::string::npos) << what;
+  EXPECT_NE(what.find("the last connection failed"), std::string::npos) << what;
 }
 
 }  // namespace
