@@ -189,6 +189,10 @@ struct Client::Impl final : proton::messaging_handler {
   std::map<std::string, Inbox> inboxes;
   // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
   std::string last_error;
+  // The peer refused the credentials the last time (amqp:unauthorized-access): a receive fails
+  // with ConfigError rather than waiting for messages that cannot come (D-3); cleared when a
+  // connection opens (the client keeps reconnecting).
+  bool credentials_refused = false;
   std::atomic<std::uint64_t> generation{0};
 
   // ---- container thread ----
@@ -524,6 +528,7 @@ struct Client::Impl final : proton::messaging_handler {
     {
       const std::lock_guard lock(mutex);
       last_error.clear();
+      credentials_refused = false;
     }
     connected = true;
     backoff.reset();
@@ -539,6 +544,10 @@ struct Client::Impl final : proton::messaging_handler {
     if (t.error()) {
       const std::lock_guard lock(mutex);
       last_error = t.error().what();
+      if (t.error().name() == "amqp:unauthorized-access") {
+        credentials_refused = true;
+        cv.notify_all();
+      }
     }
     lost_connection();
     if (closing || client_closed()) {
@@ -624,9 +633,14 @@ struct Client::Impl final : proton::messaging_handler {
       inbox.opened = true;
       post_locked([this, address] { open_receiver(address); });
     }
-    cv.wait_for(lock, timeout, [&] { return closed || !inbox.queue.empty(); });
+    cv.wait_for(lock, timeout,
+                [&] { return closed || credentials_refused || !inbox.queue.empty(); });
     if (closed) throw ClosedError("AMQP 1.0 client closed");
-    if (inbox.queue.empty()) return std::nullopt;
+    if (inbox.queue.empty()) {
+      if (credentials_refused)
+        throw ConfigError("AMQP 1.0: the broker refused the credentials: " + last_error);
+      return std::nullopt;
+    }
     Received r = std::move(inbox.queue.front());
     inbox.queue.pop_front();
     ++inbox.owed;

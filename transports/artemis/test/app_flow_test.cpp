@@ -173,7 +173,7 @@ namespace {
 using ArtemisCredentials = SharedBrokerTest;
 
 // Refused credentials: the publish fails (no outcome: the broker refused the SASL exchange),
-// naming why and never the password.
+// naming why and never the password; a consume stops with a ConfigError (D-3).
 TEST_F(ArtemisCredentials, RefusedCredentialsFailThePublishNamingNoSecret) {
   std::string bad = "artemis://";
   bad += ArtemisServer::kUser;
@@ -186,6 +186,13 @@ TEST_F(ArtemisCredentials, RefusedCredentialsFailThePublishNamingNoSecret) {
   const std::string what = s.error().what();
   EXPECT_EQ(what.find("not-the-secret-42"), std::string::npos) << what;
   EXPECT_NE(what.find("the last connection failed"), std::string::npos) << what;
+  // D-3: a consume stops on refused credentials instead of waiting forever.
+  App app(std::make_shared<ArtemisTransport>(bad), {.poll_timeout = milliseconds(200)});
+  app.handle_any([](Context&, const Envelope&) { return Status(); });
+  const Status consumed = app.consume(queue());
+  ASSERT_FALSE(consumed.ok());
+  EXPECT_TRUE(consumed.is(ErrorCode::Config)) << consumed.error().what();
+  EXPECT_EQ(std::string(consumed.error().what()).find("not-the-secret-42"), std::string::npos);
 }
 
 }  // namespace

@@ -169,7 +169,9 @@ class Client {
 
   /// The next message of `address` (its receiver link is opened on the first call and kept), or
   /// nullopt when none arrived within `timeout`.
-  /// @throws ClosedError after close() (also to a call blocked in it then).
+  /// @throws ClosedError after close() (also to a call blocked in it then); ConfigError when
+  /// the peer refused the credentials on the last connection attempt (amqp:unauthorized-access;
+  /// the client keeps reconnecting, so a later call may succeed).
   std::optional<Delivery> receive(const std::string& address, std::chrono::milliseconds timeout);
 
   /// Detaches the links, closes the connection (waiting up to Options::timeout for the peer),
