@@ -7,9 +7,11 @@
 // string bq_ properties of the manifest, an AMQP string body, durable; an undecodable body with
 // nothing beside it), and messages sent raw, read through `pop` (ART-5, ART-T2: string value,
 // binary value and data bodies give the same bytes; the delivery-count from rewinds; ART-6,
-// ART-T3: the manifest's gate cases as string properties) and their settlement (ART-7, ART-8,
-// ART-T4). The expected values come from the manifest, read in place (binding/fixtures.hpp).
+// ART-T3: the manifest's gate cases as string properties, a long rejects) and their settlement
+// (ART-7, ART-8, ART-T4). The expected values come from the manifest, read in place
+// (binding/fixtures.hpp).
 
+#include <babelqueue/binding/artemis.hpp>
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/publish_paths.hpp>
@@ -203,6 +205,22 @@ TEST_F(ConformanceReceive, ART_T3_TheManifestsGateCases) {
     ASSERT_TRUE(t.ack(*m).ok());
   }
   EXPECT_EQ(rejected_versions, expected_versions) << "OB-6 hook once per reject";
+}
+
+// ART-6, ART-T3: a bq_schema_version of any AMQP type but string (here the long 1) rejects.
+TEST_F(ConformanceReceive, ART_T3_ANonStringVersionRejects) {
+  RawMessage out;
+  out.body = binding_test::order_created();
+  out.long_properties = {{"bq_schema_version", 1}};
+  raw().send(queue(), out);
+  auto t = transport();
+  auto m = pop_message(*t, queue(), kWithin);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->route,
+            binding::artemis::schema_version_gate(binding::amqp10::Value(std::int64_t{1})).route);
+  EXPECT_FALSE(m->route.empty()) << "an int 1 was accepted";
+  EXPECT_EQ(m->headers.at("bq_schema_version"), "1") << "OB-4: integers as decimal text";
+  EXPECT_TRUE(t->ack(*m).ok());
 }
 
 }  // namespace

@@ -194,6 +194,8 @@ class Send final : public OneShot {
     message_.durable(message.durable);
     for (const auto& [key, value] : message.properties)
       message_.properties().put(key, value);
+    for (const auto& [key, value] : message.long_properties)
+      message_.properties().put(key, value);
   }
 
  private:

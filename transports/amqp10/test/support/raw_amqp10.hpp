@@ -26,6 +26,9 @@ struct RawMessage {
   bool durable = true;
   std::uint32_t delivery_count = 0;
   std::map<std::string, std::string> properties = {};
+  // Application properties of AMQP type long (sent only; received ones are in `properties` as
+  // text).
+  std::map<std::string, std::int64_t> long_properties = {};
   std::string body_section = {};
   std::map<std::string, std::string> annotations = {};
   std::map<std::string, std::string> annotation_types = {};
