@@ -61,7 +61,14 @@ Error no_handle(std::string_view operation) {
 class ArtemisTransport::Impl {
  public:
   explicit Impl(Options o)
-      : options(std::move(o)), client(layer_options(options)), logger(options.logger) {}
+      : options(std::move(o)), client(layer_options(options)), logger(options.logger) {
+    if (!options.user.empty() && !options.tls) {
+      // ART-1: PLAIN over plain TCP needs Proton's consent to an insecure mechanism.
+      log(LogLevel::Warning, "artemis: SASL PLAIN over plain TCP to " + options.host + ":" +
+                                 std::to_string(options.port) +
+                                 " sends the password unencrypted; artemis+ssl:// encrypts it");
+    }
+  }
 
   amqp10::Message message(std::string body, const Headers& riders) const {
     const binding::artemis::Projection p = binding::artemis::projection(body, riders);

@@ -11,6 +11,9 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace babelqueue::artemis {
 namespace {
@@ -134,6 +137,23 @@ TEST(ArtemisTransport, NoIoAtConstructionAndNoSecretInErrors) {
   EXPECT_EQ(std::string(s.error().what()).find("hunter2"), std::string::npos) << s.error().what();
   t.close();
   EXPECT_TRUE(t.publish("orders", "{}").is(ErrorCode::Closed));
+}
+
+// ART-1: credentials over plain TCP log one warning, which names no password; TLS or no
+// credentials log nothing.
+TEST(ArtemisTransport, PlainCredentialsOverTcpWarnOnce) {
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  Options base;
+  base.logger = [&](LogLevel level, std::string_view text) { lines.emplace_back(level, text); };
+  { ArtemisTransport t(parse_url("artemis://u:hunter2@h", base)); }
+  ASSERT_EQ(lines.size(), 1U);
+  EXPECT_EQ(lines[0].first, LogLevel::Warning);
+  EXPECT_NE(lines[0].second.find("unencrypted"), std::string::npos) << lines[0].second;
+  EXPECT_EQ(lines[0].second.find("hunter2"), std::string::npos) << lines[0].second;
+  lines.clear();
+  { ArtemisTransport t(parse_url("artemis+ssl://u:hunter2@h", base)); }
+  { ArtemisTransport t(parse_url("artemis://h", base)); }
+  EXPECT_TRUE(lines.empty());
 }
 
 TEST(ArtemisTransport, OpenTransportKnowsBothSchemes) {

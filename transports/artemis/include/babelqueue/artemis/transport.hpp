@@ -31,7 +31,7 @@ struct Options {
   std::string host = "localhost";
   int port = 5672;
   /// SASL PLAIN with these when `user` is not empty (over plain TCP with Proton's consent to an
-  /// insecure mechanism, ART-1), else SASL ANONYMOUS.
+  /// insecure mechanism and one warning logged at construction, ART-1), else SASL ANONYMOUS.
   std::string user = {};
   std::string password = {};
   /// TLS (artemis+ssl://): trust store `tls_ca_file` (PEM; empty: the system's), the broker's
