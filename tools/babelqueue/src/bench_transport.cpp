@@ -15,8 +15,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,22 +56,6 @@ double rate(long messages, Clock::duration elapsed) {
   return static_cast<double>(messages) /
          std::max(std::chrono::duration<double>(elapsed).count(), 1e-9);
 }
-
-// The process's CPU time (user + system, every thread) and voluntary context switches (a thread
-// blocked: each is a wake-up later) so far: the load-insensitive cost of a consume round.
-struct Usage {
-  double cpu_ns = 0;
-  long waits = 0;
-
-  static Usage now() noexcept {
-    rusage r{};
-    (void)getrusage(RUSAGE_SELF, &r);
-    const auto ns = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
-    };
-    return {ns(r.ru_utime) + ns(r.ru_stime), r.ru_nvcsw};
-  }
-};
 
 // A timed consume round: its duration and what it cost per message.
 struct ConsumeRound {

@@ -23,7 +23,8 @@
 #include <librdkafka/rdkafkacpp.h>
 #include <CLI/CLI.hpp>
 
-#include <sys/resource.h>
+#include "bench_work.hpp"  // tools/babelqueue/src: Usage, as `bench transport` measures it
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -247,22 +248,6 @@ double rate_since(long n, Clock::time_point start) {
   return static_cast<double>(n) / std::max(took.count(), 1e-9);
 }
 
-// The process's CPU time (user + system, every thread) and voluntary context switches, as
-// `bench transport` reports them for its consume rounds.
-struct Usage {
-  double cpu_ns = 0;
-  long waits = 0;
-
-  static Usage now() noexcept {
-    rusage r{};
-    (void)getrusage(RUSAGE_SELF, &r);
-    const auto ns = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
-    };
-    return {ns(r.ru_utime) + ns(r.ru_stime), r.ru_nvcsw};
-  }
-};
-
 std::string read_body(const Args& a) {
   if (a.body_file.empty()) return std::string(static_cast<std::size_t>(a.size), 'x');
   std::ifstream in(a.body_file, std::ios::binary);
@@ -305,16 +290,16 @@ int main(int argc, char** argv) {
     const double produce_n = produce(batched, a.batch);
     double consume = 0;
     std::size_t header_bytes = 0;
-    Usage before;
-    Usage after;
+    babelqueue::cli::Usage before;
+    babelqueue::cli::Usage after;
     {
       Consumer consumer(a, each);
       consumer.consume(warm);
-      before = Usage::now();
+      before = babelqueue::cli::Usage::now();
       const auto start = Clock::now();
       consumer.consume(a.messages);
       consume = rate_since(a.messages, start);
-      after = Usage::now();
+      after = babelqueue::cli::Usage::now();
       header_bytes = consumer.header_bytes();
     }
     const auto n = static_cast<double>(a.messages);
