@@ -351,8 +351,7 @@ void Consumer::close() {
 }
 
 bool Consumer::closed() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closing_;
+  return closing_.load(std::memory_order_acquire);
 }
 
 }  // namespace babelqueue::kafka::detail

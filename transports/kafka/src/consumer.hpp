@@ -136,7 +136,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   std::mutex mu_;
   std::condition_variable settled_;
   OffsetTracker tracker_;
-  bool closing_ = false;  // set once by close()
+  // Set once by close(), holding mu_ (the revoke's wait reads it); read without it by every pop.
+  std::atomic<bool> closing_{false};
   // The last commit sent was asynchronous (a synchronous one after it confirms it).
   bool async_unconfirmed_ = false;
 
