@@ -206,6 +206,12 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+void write_file(const std::string& path, std::string_view content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
 long long rss_kib(pid_t pid) {
   std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(status, line);) {

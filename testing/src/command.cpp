@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/testing/command.hpp>
 
+#include <babelqueue/testing/broker_process.hpp>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <exception>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -141,6 +144,35 @@ Distribution fetch_distribution(std::string_view script, std::string_view dir) {
   }
   d.dir = output.substr(output.rfind('\n') + 1);
   return d;
+}
+
+JavaDistribution::JavaDistribution(std::string what, std::string_view configured_java,
+                                   std::string_view script, std::string_view dir)
+    : what_(std::move(what)),
+      dir_(dir),
+      java_(find_executable("java", configured_java)),
+      jars_(fetch_distribution(script, dir)) {}
+
+std::optional<std::string> JavaDistribution::unavailable() const {
+  if (!java_) {
+    return what_ +
+           " unavailable: java not found (configured at build time or on PATH); install it "
+           "(Debian: apt-get install default-jre-headless, see scripts/install-deps)";
+  }
+  if (!jars_.dir) {
+    return what_ + " unavailable: its jars could not be fetched into " + dir_ + ": " + jars_.reason;
+  }
+  return std::nullopt;
+}
+
+const std::string& JavaDistribution::java() const {
+  if (!java_) throw std::runtime_error(*unavailable());
+  return *java_;
+}
+
+const std::string& JavaDistribution::jars() const {
+  if (!jars_.dir) throw std::runtime_error(*unavailable());
+  return *jars_.dir;
 }
 
 }  // namespace babelqueue::testing

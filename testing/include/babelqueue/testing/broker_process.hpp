@@ -61,6 +61,9 @@ void require_main_thread(std::string_view what);
 
 /// The whole text of the file at `path`; empty when it cannot be read.
 [[nodiscard]] std::string read_file(const std::string& path);
+/// Writes `content` to the file at `path` (created or truncated), e.g. a broker's configuration.
+/// @throws std::runtime_error ("cannot write <path>") when it cannot.
+void write_file(const std::string& path, std::string_view content);
 /// The resident set size of process `pid` in KiB (VmRSS of /proc/PID/status), -1 when unknown.
 [[nodiscard]] long long rss_kib(pid_t pid);
 /// Prints a figure a broker's smoke test measured (start-up time, memory), one line in the test

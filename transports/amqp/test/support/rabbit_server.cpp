@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +19,7 @@ namespace babelqueue::amqp::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
 
 // find_program()'s results, set by CMake.
 constexpr std::string_view kConfiguredServer = BABELQUEUE_RABBITMQ_SERVER;
@@ -87,12 +87,6 @@ std::string hex_decode(std::string_view hex) {
     out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
   }
   return out;
-}
-
-void write_file(const std::string& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 // The environment both the node and rabbitmqctl need: every file and directory in the data

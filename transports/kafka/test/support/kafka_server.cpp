@@ -5,7 +5,6 @@
 #include <babelqueue/testing/command.hpp>
 
 #include <array>
-#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -16,6 +15,7 @@ namespace babelqueue::kafka::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -60,15 +60,11 @@ fi
 exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
 )";
 
-// The jars' directory, or why there is none: kafka_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// java and the jars, or why there are none: kafka_dist.sh runs once per process.
+const babelqueue::testing::JavaDistribution& dist() {
+  static const babelqueue::testing::JavaDistribution result("Kafka test broker", kConfiguredJava,
+                                                            kDistScript, kDistDir);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 // A new cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form).
@@ -88,12 +84,6 @@ std::string new_cluster_id() {
   }
   id.resize(22);
   return id;
-}
-
-void write_file(const std::string& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 std::string server_properties(const BrokerProcess& p, const KafkaServer::Config& config) {
@@ -125,16 +115,7 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
 }  // namespace
 
 std::optional<std::string> kafka_server_unavailable() {
-  if (!java_executable()) {
-    return "Kafka test broker unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "Kafka test broker unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return dist().unavailable();
 }
 
 KafkaServer::KafkaServer() : KafkaServer(Config{}) {}
@@ -151,7 +132,7 @@ KafkaServer::KafkaServer(Config config)
     const std::string properties = p.dir() + "/server.properties";
     write_file(properties, server_properties(p, config_));
     BrokerProcess::Launch launch{{"/bin/sh", "-c", std::string(kLaunchScript), "kafka",
-                                  *java_executable(), *dist().dir, p.dir() + "/log", cluster_id_,
+                                  dist().java(), dist().jars(), p.dir() + "/log", cluster_id_,
                                   properties}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;

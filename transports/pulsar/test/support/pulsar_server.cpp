@@ -4,7 +4,6 @@
 
 #include <babelqueue/testing/command.hpp>
 
-#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -14,6 +13,7 @@ namespace babelqueue::pulsar::test {
 namespace {
 
 using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -55,21 +55,11 @@ const std::vector<std::string> kJvmOptions = {
     "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
 };
 
-// The jars' directory, or why there is none: pulsar_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// java and the jars, or why there are none: pulsar_dist.sh runs once per process.
+const babelqueue::testing::JavaDistribution& dist() {
+  static const babelqueue::testing::JavaDistribution result("Pulsar test broker", kConfiguredJava,
+                                                            kDistScript, kDistDir);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
-}
-
-void write_file(const std::string& path, std::string_view content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& config) {
@@ -93,16 +83,7 @@ std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& 
 }  // namespace
 
 std::optional<std::string> pulsar_server_unavailable() {
-  if (!java_executable()) {
-    return "Pulsar test broker unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "Pulsar test broker unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return dist().unavailable();
 }
 
 PulsarServer::PulsarServer() : PulsarServer(Config{}) {}
@@ -117,11 +98,11 @@ PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
   spec.launch = [this](const BrokerProcess& p) {
     const std::string conf = p.dir() + "/standalone.conf";
     write_file(conf, standalone_conf(p, config_));
-    BrokerProcess::Launch launch{{*java_executable()}};
+    BrokerProcess::Launch launch{{dist().java()}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     launch.argv.insert(
         launch.argv.end(),
-        {"-cp", *dist().dir + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
+        {"-cp", dist().jars() + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
          "--no-functions-worker", "--no-stream-storage", "--advertised-address", "127.0.0.1",
          "--metadata-dir", p.dir() + "/metadata", "--bookkeeper-dir", p.dir() + "/bookkeeper"});
     return launch;

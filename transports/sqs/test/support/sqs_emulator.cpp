@@ -52,15 +52,11 @@ const std::vector<std::string> kJvmOptions = {
     "-XX:-UsePerfData", "-Djava.awt.headless=true",
 };
 
-// The jars' directory, or why there is none: elasticmq_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// java and the jars, or why there are none: elasticmq_dist.sh runs once per process.
+const babelqueue::testing::JavaDistribution& dist() {
+  static const babelqueue::testing::JavaDistribution result("SQS emulator (ElasticMQ)",
+                                                            kConfiguredJava, kDistScript, kDistDir);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::uintmax_t size_of(const std::string& path) {
@@ -105,16 +101,7 @@ RawSqs raw_client(int port) {
 }  // namespace
 
 std::optional<std::string> sqs_emulator_unavailable() {
-  if (!java_executable()) {
-    return "SQS emulator (ElasticMQ) unavailable: java not found (configured at build time or on "
-           "PATH); install it (Debian: apt-get install default-jre-headless, see "
-           "scripts/install-deps)";
-  }
-  if (!dist().dir) {
-    return "SQS emulator (ElasticMQ) unavailable: its jars could not be fetched into " +
-           std::string(kDistDir) + ": " + dist().reason;
-  }
-  return std::nullopt;
+  return dist().unavailable();
 }
 
 SqsEmulator::SqsEmulator() {
@@ -127,8 +114,8 @@ SqsEmulator::SqsEmulator() {
   spec.launch = [log_start](const BrokerProcess& p) {
     *log_start = size_of(p.log_path());
     BrokerProcess::Launch launch{
-        {"/bin/bash", std::string(kRunScript), *dist().dir, std::to_string(p.port()), p.dir()},
-        {{"BABELQUEUE_JAVA", *java_executable()}}};
+        {"/bin/bash", std::string(kRunScript), dist().jars(), std::to_string(p.port()), p.dir()},
+        {{"BABELQUEUE_JAVA", dist().java()}}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;
   };
