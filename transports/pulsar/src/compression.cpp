@@ -77,18 +77,29 @@ std::string decompress_lz4(std::string_view data, std::size_t size) {
 }
 
 std::string decompress_zlib(std::string_view data, std::size_t size) {
+  if (data.size() > std::numeric_limits<uInt>::max() || size >= std::numeric_limits<uInt>::max())
+    fail(pb::ZLIB, "sizes beyond what zlib takes");
+  z_stream stream{};
+  if (inflateInit(&stream) != Z_OK) fail(pb::ZLIB, "cannot start inflating");
+  // One spare byte: data that would give more than `size` bytes fails instead of fitting.
   std::string out(size + 1, '\0');
-  uLongf written = static_cast<uLongf>(out.size());
-  uLong consumed = static_cast<uLong>(data.size());
-  const int status = uncompress2(reinterpret_cast<Bytef*>(out.data()), &written,
-                                 reinterpret_cast<const Bytef*>(data.data()), &consumed);
-  if (status != Z_OK)
-    fail(pb::ZLIB, status == Z_BUF_ERROR ? "cut short or too large" : "corrupt data");
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  // The Java client ends its stream with a sync flush, not a finish: no final block and no
+  // Adler-32 follow, so inflating stops with Z_OK or Z_BUF_ERROR rather than Z_STREAM_END.
+  int status = Z_OK;
+  while (status == Z_OK && stream.avail_in > 0 && stream.avail_out > 0)
+    status = inflate(&stream, Z_SYNC_FLUSH);
+  const std::size_t written = out.size() - stream.avail_out;
+  inflateEnd(&stream);
+  if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR)
+    fail(pb::ZLIB, "corrupt data");
   if (written != size) {
     fail(pb::ZLIB,
          "gives " + std::to_string(written) + " bytes, the metadata says " + std::to_string(size));
   }
-  if (consumed != data.size()) fail(pb::ZLIB, "bytes follow the end of the stream");
   out.resize(size);
   return out;
 }

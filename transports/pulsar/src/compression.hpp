@@ -11,7 +11,8 @@
 /// Payload compression as Pulsar's clients write it (MessageMetadata.compression; the batch, not
 /// each entry, is compressed; uncompressed_size gives the result's size):
 ///   LZ4     an LZ4 block (no frame header: the Java client's LZ4Compressor output)
-///   ZLIB    a zlib stream (RFC 1950: header, deflate, Adler-32; java.util.zip.Deflater's)
+///   ZLIB    a zlib stream (RFC 1950 header and deflate data); the Java client ends it with a
+///           sync flush, without the final block and the Adler-32, which is read as well
 ///   ZSTD    a Zstandard frame
 ///   SNAPPY  raw Snappy (no framing format)
 namespace babelqueue::pulsar::wire {

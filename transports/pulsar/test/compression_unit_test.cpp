@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <random>
 #include <string>
 
@@ -75,6 +77,26 @@ TEST(Compression, ReadsTheWireFormats) {
   EXPECT_EQ(compress(pb::SNAPPY, "hello"), raw({0x05, 0x10, 'h', 'e', 'l', 'l', 'o'}));
   EXPECT_EQ(compress(pb::ZLIB, "hello").substr(0, 2), raw({0x78, 0x9c}));
   EXPECT_EQ(compress(pb::ZSTD, "hello").substr(0, 4), raw({0x28, 0xb5, 0x2f, 0xfd}));
+}
+
+// What the Java client writes: a zlib stream ended by a sync flush, no final block, no Adler-32.
+TEST(Compression, ZlibStreamEndedBySyncFlushIsRead) {
+  const std::string data = sample(10'000);
+  z_stream stream{};
+  ASSERT_EQ(deflateInit(&stream, Z_DEFAULT_COMPRESSION), Z_OK);
+  std::string packed(deflateBound(&stream, data.size()) + 64, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(packed.data());
+  stream.avail_out = static_cast<uInt>(packed.size());
+  ASSERT_EQ(deflate(&stream, Z_SYNC_FLUSH), Z_OK);
+  packed.resize(packed.size() - stream.avail_out);
+  deflateEnd(&stream);
+  // A sync flush ends with an empty stored block: 00 00 ff ff.
+  ASSERT_EQ(packed.substr(packed.size() - 4), raw({0, 0, 0xff, 0xff}));
+  EXPECT_EQ(decompress(pb::ZLIB, packed, data.size(), kMax), data);
+  EXPECT_THROW(static_cast<void>(decompress(pb::ZLIB, packed, data.size() + 1, kMax)),
+               ProtocolError);
 }
 
 TEST(Compression, WrongUncompressedSizeIsNamed) {

@@ -86,6 +86,14 @@ std::optional<std::string> pulsar_server_unavailable() {
   return dist().unavailable();
 }
 
+const std::string& pulsar_java() {
+  return dist().java();
+}
+
+const std::string& pulsar_jars() {
+  return dist().jars();
+}
+
 PulsarServer::PulsarServer() : PulsarServer(Config{}) {}
 
 PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {

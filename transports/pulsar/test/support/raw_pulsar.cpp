@@ -18,8 +18,6 @@
 namespace babelqueue::pulsar::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // The protocol version this client announces (21: the newest it knows).
 constexpr int kProtocolVersion = 21;
 
@@ -75,13 +73,12 @@ void RawPulsar::write(const std::string& frame) {
   }
 }
 
-wire::Frame RawPulsar::read_frame() {
-  const auto deadline = Clock::now() + timeout_;
+wire::Frame RawPulsar::read_frame(Clock::time_point deadline) {
   while (true) {
     if (std::optional<wire::Frame> frame = reader_.next()) return std::move(*frame);
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) throw failure("no frame from the broker within the timeout");
+    if (left.count() <= 0) throw failure("no answer from the broker within the timeout");
     pollfd readable{fd_, POLLIN, 0};
     const int ready = ::poll(&readable, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
@@ -98,8 +95,10 @@ wire::Frame RawPulsar::read_frame() {
 
 wire::Frame RawPulsar::await(const std::string& what,
                              const std::function<bool(const wire::Frame&)>& match) {
+  // One deadline for the answer: the broker's PINGs on the way do not extend it.
+  const auto deadline = Clock::now() + timeout_;
   while (true) {
-    wire::Frame frame = read_frame();
+    wire::Frame frame = read_frame(deadline);
     const pb::BaseCommand& command = frame.command;
     if (match(frame)) return frame;
     switch (command.type()) {

@@ -61,9 +61,11 @@ class RawPulsar {
 
  private:
   void write(const std::string& frame);
-  wire::Frame read_frame();
-  // Reads until the answer to `request_id` (SUCCESS, PRODUCER_SUCCESS, LOOKUP_RESPONSE...) or
-  // the receipt of `sequence_id`; ERROR / SEND_ERROR throw naming `what`.
+  using Clock = std::chrono::steady_clock;
+
+  wire::Frame read_frame(Clock::time_point deadline);
+  // Reads until a frame `match`es (an answer, a receipt, a message), within the timeout; ERROR
+  // and SEND_ERROR throw naming `what`.
   wire::Frame await(const std::string& what, const std::function<bool(const wire::Frame&)>& match);
   std::uint64_t next_id() { return ++last_id_; }
 
