@@ -2,8 +2,6 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/testing/command.hpp>
 
-#include <babelqueue/testing/broker_process.hpp>
-
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -12,7 +10,6 @@
 #include <cerrno>
 #include <csignal>
 #include <exception>
-#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -146,33 +143,20 @@ Distribution fetch_distribution(std::string_view script, std::string_view dir) {
   return d;
 }
 
-JavaDistribution::JavaDistribution(std::string what, std::string_view configured_java,
-                                   std::string_view script, std::string_view dir)
-    : what_(std::move(what)),
-      dir_(dir),
-      java_(find_executable("java", configured_java)),
-      jars_(fetch_distribution(script, dir)) {}
-
-std::optional<std::string> JavaDistribution::unavailable() const {
-  if (!java_) {
-    return what_ +
+std::optional<std::string> java_broker_unavailable(std::string_view what,
+                                                   const std::optional<std::string>& java,
+                                                   const Distribution& dist,
+                                                   std::string_view dist_dir) {
+  if (!java) {
+    return std::string(what) +
            " unavailable: java not found (configured at build time or on PATH); install it "
            "(Debian: apt-get install default-jre-headless, see scripts/install-deps)";
   }
-  if (!jars_.dir) {
-    return what_ + " unavailable: its jars could not be fetched into " + dir_ + ": " + jars_.reason;
+  if (!dist.dir) {
+    return std::string(what) + " unavailable: it could not be fetched into " +
+           std::string(dist_dir) + ": " + dist.reason;
   }
   return std::nullopt;
-}
-
-const std::string& JavaDistribution::java() const {
-  if (!java_) throw std::runtime_error(*unavailable());
-  return *java_;
-}
-
-const std::string& JavaDistribution::jars() const {
-  if (!jars_.dir) throw std::runtime_error(*unavailable());
-  return *jars_.dir;
 }
 
 }  // namespace babelqueue::testing

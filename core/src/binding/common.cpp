@@ -18,25 +18,34 @@ constexpr bool is_ascii_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-Contract contract_from(const Envelope& env) {
+}  // namespace
+
+namespace detail {
+
+ContractView contract_view(const Envelope& env) noexcept {
   const Meta meta = env.meta();
-  Contract c;
-  c.urn = std::string(env.urn());
-  c.trace_id = std::string(env.trace_id());
-  c.message_id = std::string(meta.id);
-  c.source_lang = std::string(meta.lang);
-  c.schema_version = meta.schema_version;
-  c.created_at = meta.created_at;
-  c.attempts = env.attempts();
-  return c;
+  return ContractView{.urn = env.urn(),
+                      .trace_id = env.trace_id(),
+                      .message_id = meta.id,
+                      .source_lang = meta.lang,
+                      .schema_version = meta.schema_version,
+                      .created_at = meta.created_at,
+                      .attempts = env.attempts()};
 }
 
-}  // namespace
+}  // namespace detail
 
 std::optional<Contract> contract_of(std::string_view body) {
   auto decoded = try_decode(body);
   if (!decoded.has_value()) return std::nullopt;
-  return contract_from(decoded.value());
+  const detail::ContractView v = detail::contract_view(decoded.value());
+  return Contract{.urn = std::string(v.urn),
+                  .trace_id = std::string(v.trace_id),
+                  .message_id = std::string(v.message_id),
+                  .source_lang = std::string(v.source_lang),
+                  .schema_version = v.schema_version,
+                  .created_at = v.created_at,
+                  .attempts = v.attempts};
 }
 
 std::int64_t reconcile_attempts(std::int64_t body_attempts, std::int64_t delivery_count) noexcept {

@@ -13,7 +13,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 namespace {
 
@@ -172,6 +174,46 @@ TEST(BindingManifest, AMQP30_RabbitmqTableMatches) {
       EXPECT_EQ(std::get<std::string>(got), value.as_string()) << name;
     }
   }
+}
+
+// A publisher projects one body after another into the same Projection: whatever the previous
+// projection left there (more or fewer headers, a header that changes type, absent properties,
+// omissions), the result equals a fresh projection of the next body.
+TEST(RabbitmqBinding, AMQP12_ProjectionIntoReusedStorageEqualsAFreshOne) {
+  const bb::Riders riders{{"traceparent", "00-ab-01"},
+                          {"x-source-lang", "rider"},
+                          {"x-attempts", "rider"},
+                          {std::string(256, 'k'), "v"},
+                          {"empty", ""}};
+  const std::string long_urn = "urn:" + std::string(300, 'u');
+  const std::vector<std::pair<std::string, bb::Riders>> inputs = {
+      {order_created(), riders},
+      {order_created(), {}},
+      {envelope("urn:x", R"({"schema_version":3000000000,"lang":"go"})", "2147483648"), riders},
+      {envelope("urn:x", "{}", "7"), {}},
+      {"not json", riders},
+      {envelope(long_urn, R"({"id":"m-1"})", "0"), {{"a", "1"}}},
+      {"not json", {}},
+      {order_created(), riders},
+      {envelope("urn:y", R"({"lang":"","schema_version":0})", "1"), {{"x-schema-version", "r"}}},
+  };
+  bb::amqp::Projection reused;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& [body, with] = inputs[i];
+    bb::amqp::projection_into(body, with, reused);
+    const bb::amqp::Projection fresh = bb::amqp::projection(body, with);
+    EXPECT_EQ(reused.properties, fresh.properties) << i;
+    EXPECT_EQ(reused.headers, fresh.headers) << i;
+    EXPECT_EQ(reused.omitted, fresh.omitted) << i;
+  }
+  // The inputs exercise what they claim: a rider kept under a contract key of an undecodable
+  // body, an int64 attempts after an int32 one, and omissions.
+  bb::amqp::projection_into("not json", riders, reused);
+  EXPECT_EQ(std::get<std::string>(reused.headers.at("x-attempts")), "rider");
+  EXPECT_EQ(reused.omitted.size(), 1U);
+  bb::amqp::projection_into(inputs[2].first, riders, reused);
+  EXPECT_EQ(std::get<std::int64_t>(reused.headers.at("x-attempts")), 2147483648);
+  EXPECT_EQ(std::get<std::string>(reused.headers.at("x-source-lang")), "go");
 }
 
 }  // namespace

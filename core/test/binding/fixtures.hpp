@@ -56,6 +56,20 @@ inline std::string order_created() {
   return read_conformance("fixtures/order-created.json");
 }
 
+// The order-created fixture with its `"attempts": 0` replaced by `attempts` (the wire tests of
+// attempts reconciliation publish it as a peer would).
+inline std::string order_created_with_attempts(std::int64_t attempts) {
+  std::string body = order_created();
+  const std::string from = "\"attempts\": 0";
+  const std::size_t at = body.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "the fixture has no " << from;
+    return body;
+  }
+  body.replace(at, from.size(), "\"attempts\": " + std::to_string(attempts));
+  return body;
+}
+
 inline const Json& manifest() {
   static const Json m = Json::parse(read_conformance("manifest.json"));
   return m;

@@ -41,6 +41,14 @@ class ConfirmTracker {
   // basic.ack (nack = false) or basic.nack of `tag`, or of every tag up to it when `multiple`.
   // Returns the batches that completed, oldest first.
   std::vector<Completed> settle(std::uint64_t tag, bool multiple, bool nack) {
+    std::vector<Completed> done;
+    settle_into(tag, multiple, nack, done);
+    return done;
+  }
+  // settle() into `done` (cleared first), whose storage a caller reuses from one confirm to the
+  // next.
+  void settle_into(std::uint64_t tag, bool multiple, bool nack, std::vector<Completed>& done) {
+    done.clear();
     const std::uint64_t lo = multiple ? 1 : tag;
     if (nack) {
       for (Batch& b : batches_) {
@@ -50,7 +58,6 @@ class ConfirmTracker {
       }
     }
     erase(lo, tag);
-    std::vector<Completed> done;
     for (auto it = batches_.begin(); it != batches_.end();) {
       if (overlaps(it->first, it->last)) {
         ++it;
@@ -59,7 +66,6 @@ class ConfirmTracker {
       done.push_back(Completed{std::move(it->waiter), it->nacked});
       it = batches_.erase(it);
     }
-    return done;
   }
 
   // Every waiting batch (the channel is gone: none will be confirmed); numbering restarts at 1.

@@ -102,7 +102,17 @@ Headers stringify_headers(const amqp_table_t& table) {
 
 WireProperties::WireProperties(binding::amqp::Projection projection)
     : projection_(std::move(projection)) {
+  point();
+}
+
+void WireProperties::project(std::string_view body, const binding::Riders& riders) {
+  binding::amqp::projection_into(body, riders, projection_);
+  point();
+}
+
+void WireProperties::point() {
   const binding::amqp::Properties& p = projection_.properties;
+  props_ = amqp_basic_properties_t{};
   props_._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
                   AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_APP_ID_FLAG;
   props_.content_type = bytes_of(p.content_type);
@@ -119,8 +129,8 @@ WireProperties::WireProperties(binding::amqp::Projection projection)
   set_if(p.correlation_id, props_.correlation_id, AMQP_BASIC_CORRELATION_ID_FLAG);
   set_if(p.message_id, props_.message_id, AMQP_BASIC_MESSAGE_ID_FLAG);
 
+  entries_.clear();
   if (projection_.headers.empty()) return;
-  entries_.reserve(projection_.headers.size());
   for (const auto& [key, value] : projection_.headers) {
     amqp_table_entry_t& entry = entries_.emplace_back();
     entry.key = bytes_of(key);

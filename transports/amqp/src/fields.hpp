@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace babelqueue::amqp::detail {
@@ -31,25 +32,36 @@ std::optional<std::string> stringify_field(const amqp_field_value_t& value);
 Headers stringify_headers(const amqp_table_t& table);
 
 // rabbitmq-c's view of `text`, which it only reads (amqp_bytes_t has no const variant).
-inline amqp_bytes_t bytes_of(const std::string& text) noexcept {
+inline amqp_bytes_t bytes_of(std::string_view text) noexcept {
   return {text.size(),
           const_cast<char*>(text.data())};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
 }
 
 // The rabbitmq-c form of a projection: basic.properties with its flags and the `headers` table,
-// pointing into the projection it keeps (no byte is copied). Not copyable or movable (the
-// pointers point into it).
+// pointing into the projection it keeps (no byte is copied). A publisher projects one body after
+// another into the same object (project()), which then reuses its strings and entries: a warm
+// one allocates nothing. Not copyable or movable (the pointers point into it).
 class WireProperties {
  public:
+  WireProperties() { point(); }
   explicit WireProperties(binding::amqp::Projection projection);
   WireProperties(const WireProperties&) = delete;
   WireProperties& operator=(const WireProperties&) = delete;
 
-  // Valid while this object lives.
+  // Replaces the properties with the projection of `body` and `riders` (AMQP-12..15).
+  void project(std::string_view body, const binding::Riders& riders);
+  // What the last projection left out (AMQP-12, AMQP-14).
+  [[nodiscard]] const std::vector<binding::amqp::Omitted>& omitted() const noexcept {
+    return projection_.omitted;
+  }
+  // Valid while this object lives and until the next project().
   [[nodiscard]] const amqp_basic_properties_t* get() const noexcept { return &props_; }
 
  private:
-  const binding::amqp::Projection projection_;  // the strings the properties point to
+  // Points props_ and entries_ at projection_.
+  void point();
+
+  binding::amqp::Projection projection_;  // the strings the properties point to
   std::vector<amqp_table_entry_t> entries_;
   amqp_basic_properties_t props_{};
 };

@@ -323,7 +323,7 @@ Session::Channel& Session::ready(Channel& ch) {
   return ch;
 }
 
-void Session::declare(Channel& ch, const std::string& queue,
+void Session::declare(Channel& ch, std::string_view queue,
                       const std::optional<std::pair<std::string, std::int64_t>>& holding_for) {
   if (ch.declared.contains(queue)) return;
   std::vector<amqp_table_entry_t> args;
@@ -353,7 +353,7 @@ void Session::declare(Channel& ch, const std::string& queue,
   amqp_queue_declare(conn_, ch.id, bytes_of(queue), passive ? 1 : 0, 1, 0, 0, table);
   check(amqp_get_rpc_reply(conn_), &ch,
         std::string(passive ? "passive " : "") + "queue.declare of " + quoted(queue));
-  ch.declared.insert(queue);
+  ch.declared.emplace(queue);
 }
 
 void Session::check_status(int status, const std::string& what) {
@@ -429,9 +429,10 @@ void Session::publish(PublishJob& job) {
     std::string holding;
     if (job.delay) {
       holding = holding_queue(options_, job.queue, *job.delay);
-      declare(ch, holding, std::pair(job.queue, static_cast<std::int64_t>(job.delay->count())));
+      declare(ch, holding,
+              std::pair(std::string(job.queue), static_cast<std::int64_t>(job.delay->count())));
     }
-    const std::string& target = job.delay ? holding : job.queue;
+    const std::string_view target = job.delay ? std::string_view(holding) : job.queue;
     const amqp_bytes_t routing_key = bytes_of(target);
     for (const Outgoing& m : job.messages) {
       const int status = amqp_basic_publish(conn_, ch.id, amqp_empty_bytes, routing_key, 0, 0,
@@ -706,13 +707,15 @@ void Session::handle_method(const amqp_frame_t& frame) {
         tag = m->delivery_tag;
         multiple = m->multiple != 0;
       }
-      for (auto& done : confirms_.settle(tag, multiple, nack)) {
+      confirms_.settle_into(tag, multiple, nack, settled_);
+      for (auto& done : settled_) {
         if (done.nacked) {
           done.waiter->set(TransportError("amqp: the broker nacked the publish (not stored)"));
         } else {
           done.waiter->set(Status());
         }
       }
+      settled_.clear();  // the waiters' references go now, not at the next confirm
       return;
     }
     case AMQP_BASIC_CANCEL_METHOD: {

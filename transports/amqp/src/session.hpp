@@ -22,7 +22,9 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -152,7 +154,8 @@ class Board {
 std::string holding_queue(const Options& options, std::string_view queue,
                           std::chrono::milliseconds delay);
 
-// One message to publish, projected on the caller's thread.
+// One message to publish, projected on the caller's thread (into storage the thread reuses
+// from one publish to the next).
 struct Outgoing {
   std::string body;
   std::unique_ptr<WireProperties> properties;
@@ -160,10 +163,10 @@ struct Outgoing {
 
 // A publish (or batch): written by the caller, confirmed through `done`.
 struct PublishJob {
-  std::string queue;
+  std::string_view queue;
   // Set: through the TTL holding queue of `queue` for this delay.
   std::optional<std::chrono::milliseconds> delay;
-  std::vector<Outgoing> messages;
+  std::span<const Outgoing> messages;
   std::shared_ptr<Completion> done;
 };
 
@@ -226,7 +229,7 @@ class Session {
   void open(Channel& ch);
   Channel& ready(Channel& ch);
   // Declares `queue` on `ch` once per channel (AMQP-7); `holding_for` set: a TTL holding queue.
-  void declare(Channel& ch, const std::string& queue,
+  void declare(Channel& ch, std::string_view queue,
                const std::optional<std::pair<std::string, std::int64_t>>& holding_for = {});
   // Throws for a failed synchronous call; a channel or connection exception also ends them.
   void check(const amqp_rpc_reply_t& reply, Channel* ch, const std::string& what);
@@ -254,6 +257,8 @@ class Session {
   Channel consume_{2};
   Channel inspect_{3};
   ConfirmTracker<std::shared_ptr<Completion>> confirms_;
+  // The batches a confirm completed (storage reused from one confirm to the next).
+  std::vector<ConfirmTracker<std::shared_ptr<Completion>>::Completed> settled_;
   std::map<std::string, std::string, std::less<>> consumer_queue_;  // consumer tag -> queue
   // Tags of the consume channel delivered and not acked yet: a basic.ack with `multiple` may
   // cover every tag below the lowest of them.

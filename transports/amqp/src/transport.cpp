@@ -15,9 +15,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -114,13 +116,58 @@ class AmqpTransport::Impl {
     int busy = 0;  // consecutive rounds that found the connection busy
   };
 
-  // Publishes `messages` (already projected) and waits for the broker's confirm.
-  Status publish(std::string_view queue, std::vector<Outgoing> messages,
+  // The messages of one publish call, projected on the calling thread into storage the thread
+  // keeps for its next call (a warm publish allocates nothing for properties and headers). A
+  // call takes the thread's storage and puts it back when it ends, so a publish made during
+  // one (by a logger, say) projects into storage of its own.
+  class Staged {
+   public:
+    Staged() : slots_(std::exchange(kept(), {})) {}
+    ~Staged() {
+      slots_.resize(std::min(slots_.size(), kKeptSlots));
+      for (Outgoing& slot : slots_)
+        slot.body = std::string();  // the bodies are not kept
+      if (kept().empty()) kept() = std::move(slots_);
+    }
+    Staged(const Staged&) = delete;
+    Staged& operator=(const Staged&) = delete;
+
+    void reserve(std::size_t n) {
+      while (slots_.size() < n)
+        slots_.push_back(Outgoing{{}, std::make_unique<detail::WireProperties>()});
+    }
+    // The next message of the call, projected from `body` and `riders`.
+    void add(std::string body, const Headers& riders, const Logger& logger) {
+      reserve(used_ + 1);
+      Outgoing& slot = slots_[used_++];
+      slot.body = std::move(body);
+      slot.properties->project(slot.body, riders);
+      for (const binding::amqp::Omitted& o : slot.properties->omitted()) {
+        log_to(logger, LogLevel::Warning,
+               "amqp: " + quoted(o.name) + " left out of the publish: " + std::to_string(o.bytes) +
+                   " bytes exceed the 255-byte AMQP short string (AMQP-12/14)");
+      }
+    }
+    [[nodiscard]] std::span<const Outgoing> messages() const { return {slots_.data(), used_}; }
+
+   private:
+    // The most slots a thread keeps between calls (a larger batch allocates the rest).
+    static constexpr std::size_t kKeptSlots = 64;
+    static std::vector<Outgoing>& kept() {
+      thread_local std::vector<Outgoing> slots;
+      return slots;
+    }
+    std::vector<Outgoing> slots_;
+    std::size_t used_ = 0;
+  };
+
+  // Publishes the staged messages and waits for the broker's confirm.
+  Status publish(std::string_view queue, const Staged& staged,
                  std::optional<std::chrono::milliseconds> delay) {
     // run() calls the lambda on this thread: the job lives on its stack.
-    PublishJob job{.queue = std::string(queue),
+    PublishJob job{.queue = queue,
                    .delay = delay,
-                   .messages = std::move(messages),
+                   .messages = staged.messages(),
                    .done = std::make_shared<Completion>()};
     const std::shared_ptr<Completion> done = job.done;
     // The publisher goes on to wait for the confirm on the socket it just wrote to.
@@ -183,16 +230,6 @@ class AmqpTransport::Impl {
       std::uint64_t count = 0;
       [[maybe_unused]] const ssize_t n = ::read(waker, &count, sizeof count);
     }
-  }
-
-  Outgoing project(std::string body, const Headers& riders) const {
-    binding::amqp::Projection p = binding::amqp::projection(body, riders);
-    for (const binding::amqp::Omitted& o : p.omitted) {
-      log_to(options.logger, LogLevel::Warning,
-             "amqp: " + quoted(o.name) + " left out of the publish: " + std::to_string(o.bytes) +
-                 " bytes exceed the 255-byte AMQP short string (AMQP-12/14)");
-    }
-    return Outgoing{std::move(body), std::make_unique<detail::WireProperties>(std::move(p))};
   }
 
   // Remembers the first failure of an ack write, for flush().
@@ -389,20 +426,20 @@ Status AmqpTransport::publish_with_headers(std::string_view queue, std::string b
                                            const Headers& headers) {
   if (impl_->guard.closed()) return impl_->guard.error("publish");
   if (auto e = bad_queue(queue)) return *e;
-  std::vector<Outgoing> one;
-  one.push_back(impl_->project(std::move(body), headers));
-  return impl_->publish(queue, std::move(one), std::nullopt);
+  Impl::Staged one;
+  one.add(std::move(body), headers, impl_->options.logger);
+  return impl_->publish(queue, one, std::nullopt);
 }
 
 Status AmqpTransport::publish_batch(std::string_view queue, std::vector<std::string> bodies) {
   if (impl_->guard.closed()) return impl_->guard.error("publish_batch");
   if (auto e = bad_queue(queue)) return *e;
   if (bodies.empty()) return {};
-  std::vector<Outgoing> messages;
+  Impl::Staged messages;
   messages.reserve(bodies.size());
   for (std::string& body : bodies)
-    messages.push_back(impl_->project(std::move(body), {}));
-  return impl_->publish(queue, std::move(messages), std::nullopt);
+    messages.add(std::move(body), {}, impl_->options.logger);
+  return impl_->publish(queue, messages, std::nullopt);
 }
 
 Status AmqpTransport::publish_delayed(std::string_view queue, std::string body,
@@ -413,12 +450,12 @@ Status AmqpTransport::publish_delayed(std::string_view queue, std::string body,
     return Error(ErrorCode::Usage,
                  "amqp: the holding queue name of " + quoted(queue) + " would exceed 255 bytes");
   }
-  std::vector<Outgoing> one;
-  one.push_back(impl_->project(std::move(body), {}));
+  Impl::Staged one;
+  one.add(std::move(body), {}, impl_->options.logger);
   if (delay <= std::chrono::milliseconds::zero()) {
-    return impl_->publish(queue, std::move(one), std::nullopt);
+    return impl_->publish(queue, one, std::nullopt);
   }
-  return impl_->publish(queue, std::move(one), delay);
+  return impl_->publish(queue, one, delay);
 }
 
 Result<std::optional<ReceivedMessage>> AmqpTransport::pop(std::string_view queue,
@@ -512,11 +549,11 @@ Status AmqpTransport::release(const ReceivedMessage& msg, std::chrono::milliseco
   for (const auto& [key, value] : msg.headers) {
     if (!key.starts_with("x-")) riders.emplace(key, value);
   }
-  std::vector<Outgoing> one;
-  one.push_back(impl_->project(std::move(body.value()), riders));
+  Impl::Staged one;
+  one.add(std::move(body.value()), riders, impl_->options.logger);
   const std::optional<std::chrono::milliseconds> holding =
       delay > std::chrono::milliseconds::zero() ? std::optional(delay) : std::nullopt;
-  if (Status st = impl_->publish(msg.queue, std::move(one), holding); !st.ok()) return st;
+  if (Status st = impl_->publish(msg.queue, one, holding); !st.ok()) return st;
   return ack(msg);
 }
 

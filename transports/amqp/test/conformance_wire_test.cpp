@@ -10,15 +10,14 @@
 // BABELQUEUE_CONFORMANCE_DIR overrides the configured path).
 
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/publish_paths.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,10 @@
 
 namespace babelqueue::amqp::test {
 namespace {
+
+using babelqueue::testing::publish_paths;
+using babelqueue::testing::PublishPath;
+using babelqueue::testing::PublishPathName;
 
 // The field a manifest value is written as (AMQP-13).
 std::optional<RawField> wire_field(const Json& value) {
@@ -57,30 +60,7 @@ const std::map<std::string, std::optional<std::string> RawProperties::*>& string
   return names;
 }
 
-// How the fixture is published: every publishing path of the transport projects alike.
-using Publish = std::function<Status(AmqpTransport&, const std::string&, const std::string&)>;
-
-struct Path {
-  const char* name;
-  Publish publish;
-};
-
-void PrintTo(const Path& path, std::ostream* out) {
-  *out << path.name;
-}
-
-const Path kPaths[] = {
-    {"Publish", [](AmqpTransport& t, const std::string& q,
-                   const std::string& body) { return t.publish(q, body); }},
-    {"PublishWithNoHeaders",
-     [](AmqpTransport& t, const std::string& q, const std::string& body) {
-       return t.publish_with_headers(q, body, {});
-     }},
-    {"PublishBatch", [](AmqpTransport& t, const std::string& q,
-                        const std::string& body) { return t.publish_batch(q, {body}); }},
-};
-
-class ConformanceWire : public SharedNodeTest, public ::testing::WithParamInterface<Path> {};
+class ConformanceWire : public SharedNodeTest, public ::testing::WithParamInterface<PublishPath> {};
 
 TEST_P(ConformanceWire, AMQP_T1_ThePropertyProjectionIsOnTheWire) {
   const Json& block = binding_test::manifest_block("rabbitmq", "property_projection");
@@ -128,10 +108,8 @@ TEST_P(ConformanceWire, AMQP_T1_ThePropertyProjectionIsOnTheWire) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<Path>& path) {
-                           return std::string(path.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(publish_paths()),
+                         PublishPathName());
 
 }  // namespace
 }  // namespace babelqueue::amqp::test

@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "binding/fixtures.hpp"
@@ -426,6 +427,37 @@ TEST(AmqpWireProperties, AMQP12_PointersOutliveTheProjection) {
   projection.reset();  // the wire form owns its bytes
   EXPECT_EQ(text_of(wire.get()->type), binding_test::kUrn);
   EXPECT_EQ(header_entries(wire.get()->headers).front(), "traceparent S " + std::string(200, 't'));
+}
+
+// The transport projects each publish into a WireProperties it reuses: after any earlier body
+// (more headers, other properties, an undecodable one), the wire form is that of a fresh one.
+TEST(AmqpWireProperties, AMQP12_ReprojectingEqualsAFreshProjection) {
+  const babelqueue::binding::Riders riders{{"traceparent", std::string(40, 't')}};
+  const std::vector<std::pair<std::string, babelqueue::binding::Riders>> inputs = {
+      {order_created(), riders},
+      {"not json", {}},
+      {binding_test::envelope("urn:x", R"({"schema_version":1})", "3000000000"), {}},
+      {order_created(), {}},
+      {"not json", riders},
+      {order_created(), riders}};
+  WireProperties reused;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    reused.project(inputs[i].first, inputs[i].second);
+    const WireProperties fresh(amqp_binding::projection(inputs[i].first, inputs[i].second));
+    const amqp_basic_properties_t& a = *reused.get();
+    const amqp_basic_properties_t& b = *fresh.get();
+    EXPECT_EQ(a._flags, b._flags) << i;
+    EXPECT_EQ(text_of(a.content_type), text_of(b.content_type)) << i;
+    EXPECT_EQ(text_of(a.app_id), text_of(b.app_id)) << i;
+    EXPECT_EQ(a.delivery_mode, b.delivery_mode) << i;
+    EXPECT_EQ(text_of(a.type), text_of(b.type)) << i;
+    EXPECT_EQ(text_of(a.correlation_id), text_of(b.correlation_id)) << i;
+    EXPECT_EQ(text_of(a.message_id), text_of(b.message_id)) << i;
+    EXPECT_EQ(header_entries(a.headers), header_entries(b.headers)) << i;
+    Codec codec;
+    EXPECT_EQ(header_entries(codec.round_trip(a).headers), header_entries(b.headers)) << i;
+  }
+  EXPECT_EQ(reused.get()->_flags & AMQP_BASIC_TYPE_FLAG, AMQP_BASIC_TYPE_FLAG);
 }
 
 }  // namespace

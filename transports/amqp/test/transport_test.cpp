@@ -120,6 +120,14 @@ TEST_F(AmqpTransportTest, AMQP_T2_RidersMergeUnderTheContractHeaders) {
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(with_none->properties, plain->properties);
   EXPECT_EQ(with_none->body, plain->body);
+  // This thread's later publishes project into the storage the one with riders used: none of
+  // its riders stays behind.
+  ASSERT_TRUE(with_none->properties.headers.has_value());
+  EXPECT_EQ(*with_none->properties.headers,
+            (RawTable{{"x-attempts", RawField::int32(0)},
+                      {"x-schema-version", RawField::int32(1)},
+                      {"x-source-lang", RawField::long_string(std::string(SOURCE_LANG))}}))
+      << to_string(*with_none->properties.headers);
 }
 
 // AMQP-T9 (AMQP-2, AMQP-3, AMQP-23): no connection before the first call; after the broker

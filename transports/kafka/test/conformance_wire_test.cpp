@@ -11,14 +11,13 @@
 
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/publish_paths.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,6 +28,10 @@
 
 namespace babelqueue::kafka::test {
 namespace {
+
+using babelqueue::testing::publish_paths;
+using babelqueue::testing::PublishPath;
+using babelqueue::testing::PublishPathName;
 
 using babelqueue::testing::body_attempts;
 using babelqueue::testing::kBriefly;
@@ -60,42 +63,8 @@ RawHeaders manifest_headers() {
   return out;
 }
 
-// The order-created fixture with `"attempts":0` replaced by `attempts`.
-std::string fixture_with_attempts(std::int64_t attempts) {
-  std::string body = binding_test::order_created();
-  const std::string from = "\"attempts\": 0";
-  const std::size_t at = body.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "the fixture has no " << from;
-    return body;
-  }
-  body.replace(at, from.size(), "\"attempts\": " + std::to_string(attempts));
-  return body;
-}
-
-using Publish = std::function<Status(KafkaTransport&, const std::string&, const std::string&)>;
-
-struct Path {
-  const char* name;
-  Publish publish;
-};
-
-void PrintTo(const Path& path, std::ostream* out) {
-  *out << path.name;
-}
-
-const Path kPaths[] = {
-    {"Publish", [](KafkaTransport& t, const std::string& q,
-                   const std::string& body) { return t.publish(q, body); }},
-    {"PublishWithNoHeaders",
-     [](KafkaTransport& t, const std::string& q, const std::string& body) {
-       return t.publish_with_headers(q, body, {});
-     }},
-    {"PublishBatch", [](KafkaTransport& t, const std::string& q,
-                        const std::string& body) { return t.publish_batch(q, {body}); }},
-};
-
-class ConformanceWire : public SharedBrokerTest, public ::testing::WithParamInterface<Path> {};
+class ConformanceWire : public SharedBrokerTest,
+                        public ::testing::WithParamInterface<PublishPath> {};
 
 TEST_P(ConformanceWire, KFK_T1_TheProjectionIsOnTheRecord) {
   const std::string body = binding_test::order_created();
@@ -111,10 +80,8 @@ TEST_P(ConformanceWire, KFK_T1_TheProjectionIsOnTheRecord) {
   EXPECT_EQ(r.headers, manifest_headers());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<Path>& path) {
-                           return std::string(path.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(publish_paths()),
+                         PublishPathName());
 
 class KafkaWire : public SharedBrokerTest {};
 
@@ -190,7 +157,8 @@ TEST_F(KafkaWire, KFK_T2_TheAttemptsHeaderIsAuthoritative) {
 
   raw().create_topic(queue(), 1);
   for (const AttemptsCase& c : cases) {
-    raw().produce(queue(), std::nullopt, fixture_with_attempts(c.body_attempts), c.headers);
+    raw().produce(queue(), std::nullopt, binding_test::order_created_with_attempts(c.body_attempts),
+                  c.headers);
   }
   auto t = transport();
   for (const AttemptsCase& c : cases) {
@@ -200,7 +168,8 @@ TEST_F(KafkaWire, KFK_T2_TheAttemptsHeaderIsAuthoritative) {
     EXPECT_EQ(body_attempts(m->body), c.expected);
     EXPECT_TRUE(m->route.empty()) << m->route;
     if (c.expected == c.body_attempts) {
-      EXPECT_EQ(m->body, fixture_with_attempts(c.body_attempts)) << "the body was re-encoded";
+      EXPECT_EQ(m->body, binding_test::order_created_with_attempts(c.body_attempts))
+          << "the body was re-encoded";
     }
     EXPECT_TRUE(t->ack(*m).ok());
   }

@@ -15,17 +15,16 @@
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/binding/sqs.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/publish_paths.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +35,10 @@
 
 namespace babelqueue::sqs::test {
 namespace {
+
+using babelqueue::testing::publish_paths;
+using babelqueue::testing::PublishPath;
+using babelqueue::testing::PublishPathName;
 
 using babelqueue::testing::kBriefly;
 using babelqueue::testing::kWithin;
@@ -71,42 +74,8 @@ WireAttributes manifest_attributes() {
   return out;
 }
 
-// The order-created fixture with `"attempts": 0` replaced by `attempts`.
-std::string fixture_with_attempts(std::int64_t attempts) {
-  std::string body = binding_test::order_created();
-  const std::string from = "\"attempts\": 0";
-  const std::size_t at = body.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "the fixture has no " << from;
-    return body;
-  }
-  body.replace(at, from.size(), "\"attempts\": " + std::to_string(attempts));
-  return body;
-}
-
-using Publish = std::function<Status(SqsTransport&, const std::string&, const std::string&)>;
-
-struct Path {
-  const char* name;
-  Publish publish;
-};
-
-void PrintTo(const Path& path, std::ostream* out) {
-  *out << path.name;
-}
-
-const Path kPaths[] = {
-    {"Publish", [](SqsTransport& t, const std::string& q,
-                   const std::string& body) { return t.publish(q, body); }},
-    {"PublishWithNoHeaders",
-     [](SqsTransport& t, const std::string& q, const std::string& body) {
-       return t.publish_with_headers(q, body, {});
-     }},
-    {"PublishBatch", [](SqsTransport& t, const std::string& q,
-                        const std::string& body) { return t.publish_batch(q, {body}); }},
-};
-
-class ConformanceWire : public SharedEmulatorTest, public ::testing::WithParamInterface<Path> {};
+class ConformanceWire : public SharedEmulatorTest,
+                        public ::testing::WithParamInterface<PublishPath> {};
 
 // SQS-6, SQS-T1: exactly the manifest's six attributes, the body as it was sent.
 TEST_P(ConformanceWire, SQST1_TheProjectionIsOnTheMessage) {
@@ -121,10 +90,8 @@ TEST_P(ConformanceWire, SQST1_TheProjectionIsOnTheMessage) {
   EXPECT_EQ(wire_attributes(got[0]), manifest_attributes());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<Path>& path) {
-                           return std::string(path.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryPublishPath, ConformanceWire, ::testing::ValuesIn(publish_paths()),
+                         PublishPathName());
 
 class SqsWire : public SharedEmulatorTest {
  protected:
@@ -207,7 +174,7 @@ TEST_F(SqsWire, SQST2_AttemptsFromApproximateReceiveCount) {
     SCOPED_TRACE(name);
     const std::int64_t body_attempts = *c.find("body_attempts")->as_int64();
     const Json& count = *c.find("approximate_receive_count");
-    const std::string body = fixture_with_attempts(body_attempts);
+    const std::string body = binding_test::order_created_with_attempts(body_attempts);
     raw().send(queue(), body);
 
     std::shared_ptr<SqsTransport> t = real;

@@ -75,4 +75,10 @@ struct Projection {
 /// when the body decodes; only the constant properties and the riders when it does not.
 BABELQUEUE_EXPORT Projection projection(std::string_view body, const Riders& riders = {});
 
+/// projection() into `out`, reusing its storage: `out` ends equal to `projection(body, riders)`
+/// whatever it held, and a publisher that projects one body after another into the same object
+/// allocates nothing for the properties and headers once their strings and entries fit.
+BABELQUEUE_EXPORT void projection_into(std::string_view body, const Riders& riders,
+                                       Projection& out);
+
 }  // namespace babelqueue::binding::amqp

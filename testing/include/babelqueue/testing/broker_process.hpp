@@ -61,8 +61,8 @@ void require_main_thread(std::string_view what);
 
 /// The whole text of the file at `path`; empty when it cannot be read.
 [[nodiscard]] std::string read_file(const std::string& path);
-/// Writes `content` to the file at `path` (created or truncated), e.g. a broker's configuration.
-/// @throws std::runtime_error ("cannot write <path>") when it cannot.
+/// Writes `content` to the file at `path`, replacing it (a broker's configuration file).
+/// @throws std::runtime_error naming the path when it cannot be written.
 void write_file(const std::string& path, std::string_view content);
 /// The resident set size of process `pid` in KiB (VmRSS of /proc/PID/status), -1 when unknown.
 [[nodiscard]] long long rss_kib(pid_t pid);

@@ -45,32 +45,13 @@ struct Distribution {
 // again; never throws.
 Distribution fetch_distribution(std::string_view script, std::string_view dir);
 
-// A broker (or emulator) that runs on Java from the jars its dist script fetches (Kafka,
-// ElasticMQ, Pulsar): java (`configured`, CMake's find_program result, else on PATH) and the
-// jars' directory, looked up once when constructed. A fixture keeps one in a function-local
-// static, so the first test that needs the broker fetches the jars and a restart does not.
-//
-// Thread-safety: immutable after construction; safe to share.
-class JavaDistribution {
- public:
-  // `what` names the broker in reasons, e.g. "Kafka test broker".
-  JavaDistribution(std::string what, std::string_view configured_java, std::string_view script,
-                   std::string_view dir);
-
-  // Why the broker cannot be started here ("<what> unavailable: java not found ...", "... its
-  // jars could not be fetched into DIR: <the script's output>"), or nullopt when it can.
-  [[nodiscard]] std::optional<std::string> unavailable() const;
-  // The java executable and the jars' directory (run: java -cp '<jars>/*' MAIN). Both throw
-  // std::runtime_error with unavailable()'s reason when there is none.
-  [[nodiscard]] const std::string& java() const;
-  [[nodiscard]] const std::string& jars() const;
-
- private:
-  std::string what_;
-  std::string dir_;
-  std::optional<std::string> java_;
-  Distribution jars_;
-};
+// Why a broker that runs on a JVM from a fetched distribution cannot be started here: no
+// `java` (a find_executable() result), or `dist` (fetched into `dist_dir`) has no directory;
+// nullopt when it can. `what` names the broker in the reason, e.g. "Kafka test broker".
+std::optional<std::string> java_broker_unavailable(std::string_view what,
+                                                   const std::optional<std::string>& java,
+                                                   const Distribution& dist,
+                                                   std::string_view dist_dir);
 
 // What a peer client prints for a test to read: the lines of `text` that start with `prefix`,
 // without it.

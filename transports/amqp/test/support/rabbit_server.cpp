@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "raw_client.hpp"
@@ -47,6 +49,14 @@ constexpr std::string_view kEpmdPortTaken = "there is already a epmd running";
 constexpr std::string_view kEpmdNamesRequest = "** got NAMES_REQ";
 // The value eval() appends to the caller's expressions; erl_call prints `{ok, Value}`.
 constexpr std::string_view kEvalDone = "{ok, bq_eval_done}";
+// What erl_call prints when it could not set up the distribution connection to the node (the
+// expressions were not sent). Under load (ASan builds) this happened about 1 s after the node
+// reported "Server startup complete", with the node registered in epmd; a later attempt
+// connects. Only this failure is retried, with a doubling pause, within kErlCallConnectBudget.
+constexpr std::string_view kErlCallNoConnection = "failed to connect to node";
+constexpr std::chrono::milliseconds kErlCallFirstPause{50};
+constexpr std::chrono::milliseconds kErlCallMaxPause{1000};
+constexpr std::chrono::milliseconds kErlCallConnectBudget{15'000};
 
 // The configured path, else Debian's; not PATH, whose /usr/sbin ones are the wrappers.
 std::optional<std::string> rabbitmq_script(std::string_view name, std::string_view configured) {
@@ -118,16 +128,34 @@ std::string erlang_eval(int port, const std::string& data_dir, int epmd_port,
   const std::string node = node_name_of(port);
   // erl_call is a C node: it starts no VM and listens nowhere. It reads the cookie from
   // $HOME/.erlang.cookie and finds the node through our epmd.
-  const CommandResult result =
-      run_command({erl_call, "-n", node, "-timeout", "30", "-e", "-fetch_stdout"},
-                  {{"HOME", data_dir + "/home"}, {"ERL_EPMD_PORT", std::to_string(epmd_port)}},
-                  std::string(expressions) + ", bq_eval_done.\n");
+  const auto call = [&] {
+    return run_command({erl_call, "-n", node, "-timeout", "30", "-e", "-fetch_stdout"},
+                       {{"HOME", data_dir + "/home"}, {"ERL_EPMD_PORT", std::to_string(epmd_port)}},
+                       std::string(expressions) + ", bq_eval_done.\n");
+  };
+  const auto deadline = std::chrono::steady_clock::now() + kErlCallConnectBudget;
+  auto pause = kErlCallFirstPause;
+  int attempts = 1;
+  CommandResult result = call();
+  // A refused connection ran nothing on the node, so trying again cannot run it twice; any
+  // other failure (the expressions ran and failed, a timeout) is reported at once.
+  while (result.exit_code != 0 && result.output.find(kErlCallNoConnection) != std::string::npos &&
+         std::chrono::steady_clock::now() + pause < deadline) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, kErlCallMaxPause);
+    ++attempts;
+    result = call();
+  }
   std::string output = result.output;
   while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
     output.pop_back();
   if (result.exit_code != 0 || !output.ends_with(kEvalDone)) {
-    throw std::runtime_error("erl_call on " + node + " failed (exit " +
-                             std::to_string(result.exit_code) + "): " + result.output);
+    throw std::runtime_error(
+        "erl_call on " + node + " failed (exit " + std::to_string(result.exit_code) +
+        (attempts > 1 ? ", attempt " + std::to_string(attempts) + " within " +
+                            std::to_string(kErlCallConnectBudget.count()) + " ms"
+                      : std::string()) +
+        "): " + result.output);
   }
   output.resize(output.size() - kEvalDone.size());
   return output;

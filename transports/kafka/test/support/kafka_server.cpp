@@ -60,11 +60,15 @@ fi
 exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
 )";
 
-// java and the jars, or why there are none: kafka_dist.sh runs once per process.
-const babelqueue::testing::JavaDistribution& dist() {
-  static const babelqueue::testing::JavaDistribution result("Kafka test broker", kConfiguredJava,
-                                                            kDistScript, kDistDir);
+// The jars' directory, or why there is none: kafka_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
   return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 // A new cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form).
@@ -115,7 +119,8 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
 }  // namespace
 
 std::optional<std::string> kafka_server_unavailable() {
-  return dist().unavailable();
+  return babelqueue::testing::java_broker_unavailable("Kafka test broker", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 KafkaServer::KafkaServer() : KafkaServer(Config{}) {}
@@ -132,7 +137,7 @@ KafkaServer::KafkaServer(Config config)
     const std::string properties = p.dir() + "/server.properties";
     write_file(properties, server_properties(p, config_));
     BrokerProcess::Launch launch{{"/bin/sh", "-c", std::string(kLaunchScript), "kafka",
-                                  dist().java(), dist().jars(), p.dir() + "/log", cluster_id_,
+                                  *java_executable(), *dist().dir, p.dir() + "/log", cluster_id_,
                                   properties}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;

@@ -55,11 +55,15 @@ const std::vector<std::string> kJvmOptions = {
     "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
 };
 
-// java and the jars, or why there are none: pulsar_dist.sh runs once per process.
-const babelqueue::testing::JavaDistribution& dist() {
-  static const babelqueue::testing::JavaDistribution result("Pulsar test broker", kConfiguredJava,
-                                                            kDistScript, kDistDir);
+// The jars' directory, or why there is none: pulsar_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
   return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& config) {
@@ -83,15 +87,20 @@ std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& 
 }  // namespace
 
 std::optional<std::string> pulsar_server_unavailable() {
-  return dist().unavailable();
+  return babelqueue::testing::java_broker_unavailable("Pulsar test broker", java_executable(),
+                                                      dist(), kDistDir);
 }
 
-const std::string& pulsar_java() {
-  return dist().java();
+std::string pulsar_java() {
+  if (const std::optional<std::string> reason = pulsar_server_unavailable())
+    throw std::runtime_error(*reason);
+  return *java_executable();
 }
 
-const std::string& pulsar_jars() {
-  return dist().jars();
+std::string pulsar_jars() {
+  if (const std::optional<std::string> reason = pulsar_server_unavailable())
+    throw std::runtime_error(*reason);
+  return *dist().dir;
 }
 
 PulsarServer::PulsarServer() : PulsarServer(Config{}) {}
@@ -106,11 +115,11 @@ PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
   spec.launch = [this](const BrokerProcess& p) {
     const std::string conf = p.dir() + "/standalone.conf";
     write_file(conf, standalone_conf(p, config_));
-    BrokerProcess::Launch launch{{dist().java()}};
+    BrokerProcess::Launch launch{{*java_executable()}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     launch.argv.insert(
         launch.argv.end(),
-        {"-cp", dist().jars() + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
+        {"-cp", *dist().dir + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
          "--no-functions-worker", "--no-stream-storage", "--advertised-address", "127.0.0.1",
          "--metadata-dir", p.dir() + "/metadata", "--bookkeeper-dir", p.dir() + "/bookkeeper"});
     return launch;

@@ -23,8 +23,8 @@ std::optional<std::string> pulsar_server_unavailable();
 
 // The java executable and the broker's jars' directory (which holds the official Java client
 // too, for peers); they throw std::runtime_error when pulsar_server_unavailable().
-const std::string& pulsar_java();
-const std::string& pulsar_jars();
+std::string pulsar_java();
+std::string pulsar_jars();
 
 // A private Apache Pulsar 4.2.4 standalone broker for tests (BROKERS.md "Apache Pulsar"), on the
 // testing kit's BrokerProcess: `PulsarStandaloneStarter` with the broker's binary protocol and

@@ -52,11 +52,15 @@ const std::vector<std::string> kJvmOptions = {
     "-XX:-UsePerfData", "-Djava.awt.headless=true",
 };
 
-// java and the jars, or why there are none: elasticmq_dist.sh runs once per process.
-const babelqueue::testing::JavaDistribution& dist() {
-  static const babelqueue::testing::JavaDistribution result("SQS emulator (ElasticMQ)",
-                                                            kConfiguredJava, kDistScript, kDistDir);
+// The jars' directory, or why there is none: elasticmq_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
   return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::uintmax_t size_of(const std::string& path) {
@@ -101,7 +105,8 @@ RawSqs raw_client(int port) {
 }  // namespace
 
 std::optional<std::string> sqs_emulator_unavailable() {
-  return dist().unavailable();
+  return babelqueue::testing::java_broker_unavailable("SQS emulator (ElasticMQ)", java_executable(),
+                                                      dist(), kDistDir);
 }
 
 SqsEmulator::SqsEmulator() {
@@ -114,8 +119,8 @@ SqsEmulator::SqsEmulator() {
   spec.launch = [log_start](const BrokerProcess& p) {
     *log_start = size_of(p.log_path());
     BrokerProcess::Launch launch{
-        {"/bin/bash", std::string(kRunScript), dist().jars(), std::to_string(p.port()), p.dir()},
-        {{"BABELQUEUE_JAVA", dist().java()}}};
+        {"/bin/bash", std::string(kRunScript), *dist().dir, std::to_string(p.port()), p.dir()},
+        {{"BABELQUEUE_JAVA", *java_executable()}}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;
   };

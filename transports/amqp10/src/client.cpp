@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#include <babelqueue/amqp10/client.hpp>
+#include <babelqueue/spi/backoff.hpp>
+
+#include <proton/codec.h>
+#include <proton/condition.h>
+#include <proton/delivery.h>
+#include <proton/disposition.h>
+#include <proton/binary.hpp>
+#include <proton/connection.hpp>
+#include <proton/connection_options.hpp>
+#include <proton/container.hpp>
+#include <proton/delivery.hpp>
+#include <proton/error_condition.hpp>
+#include <proton/message.hpp>
+#include <proton/messaging_handler.hpp>
+#include <proton/receiver.hpp>
+#include <proton/receiver_options.hpp>
+#include <proton/sender.hpp>
+#include <proton/sender_options.hpp>
+#include <proton/source_options.hpp>
+#include <proton/ssl.hpp>
+#include <proton/target_options.hpp>
+#include <proton/tracker.hpp>
+#include <proton/transport.hpp>
+#include <proton/work_queue.hpp>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "message_codec.hpp"
+
+namespace babelqueue::amqp10 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How often a disconnected client looks whether its backoff is over (a Proton timer keeps
+// container::run() going until it fires, so close() would wait for a long one).
+constexpr milliseconds kTick{50};
+
+enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
+
+// The pn_delivery_t of a proton::delivery, for the dispositions Proton C++ cannot send
+// (modified{delivery-failed=true}, rejected with an error condition; BROKERS.md "AMQP 1.0").
+struct DeliveryAccess : proton::delivery {
+  static pn_delivery_t* pn(const proton::delivery& d) {
+    const auto member = &DeliveryAccess::pn_object;
+    return (d.*member)();
+  }
+};
+
+// `v` into a condition's info map (the C API: Proton C++ has no encoder on a pn_data_t).
+void put_value(pn_data_t* data, const Value& v) {
+  std::visit(
+      [data](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          pn_data_put_bool(data, x);
+        } else if constexpr (std::is_same_v<T, std::int8_t>) {
+          pn_data_put_byte(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+          pn_data_put_ubyte(data, x);
+        } else if constexpr (std::is_same_v<T, std::int16_t>) {
+          pn_data_put_short(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+          pn_data_put_ushort(data, x);
+        } else if constexpr (std::is_same_v<T, std::int32_t>) {
+          pn_data_put_int(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+          pn_data_put_uint(data, x);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          pn_data_put_long(data, x);
+        } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+          pn_data_put_ulong(data, x);
+        } else if constexpr (std::is_same_v<T, float>) {
+          pn_data_put_float(data, x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          pn_data_put_double(data, x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          pn_data_put_string(data, pn_bytes(x.size(), x.data()));
+        } else if constexpr (std::is_same_v<T, Binary>) {
+          pn_data_put_binary(data, pn_bytes(x.bytes.size(), x.bytes.data()));
+        } else {
+          pn_data_put_null(data);  // null; Other is refused before (Delivery::reject)
+        }
+      },
+      v);
+}
+
+void set_condition(pn_condition_t* condition, const std::string& name,
+                   const std::string& description, const std::map<std::string, Value>& info) {
+  pn_condition_set_name(condition, name.c_str());
+  pn_condition_set_description(condition, description.c_str());
+  if (info.empty()) return;
+  pn_data_t* data = pn_condition_info(condition);
+  pn_data_put_map(data);
+  pn_data_enter(data);
+  for (const auto& [key, value] : info) {
+    pn_data_put_symbol(data, pn_bytes(key.size(), key.data()));
+    put_value(data, value);
+  }
+  pn_data_exit(data);
+}
+
+std::string tag_of(std::uint64_t n) {
+  std::string bytes(sizeof n, '\0');
+  std::memcpy(bytes.data(), &n, sizeof n);
+  return bytes;
+}
+
+std::uint64_t from_tag(const proton::binary& tag) {
+  std::uint64_t n = 0;
+  if (tag.size() == sizeof n) std::memcpy(&n, tag.data(), sizeof n);
+  return n;
+}
+
+std::vector<proton::symbol> symbols(const std::vector<std::string>& names) {
+  return {names.begin(), names.end()};
+}
+
+void validate(const Options& o) {
+  if (o.host.empty()) throw ConfigError("AMQP 1.0: no host");
+  if (o.port <= 0 || o.port > 65535)
+    throw ConfigError("AMQP 1.0: port " + std::to_string(o.port) + " is not 1-65535");
+  if (o.prefetch == 0) throw ConfigError("AMQP 1.0: prefetch must be at least 1");
+  if (o.timeout <= milliseconds::zero()) throw ConfigError("AMQP 1.0: timeout must be positive");
+  if (o.user.empty() && !o.password.empty())
+    throw ConfigError("AMQP 1.0: a password without a user");
+}
+
+}  // namespace
+
+struct Delivery::Settler {
+  std::weak_ptr<Client::Impl> impl;
+};
+
+// Everything below runs on the container thread unless it says otherwise.
+struct Client::Impl final : proton::messaging_handler {
+  struct SendOp {
+    std::string address;
+    Message message;
+    std::promise<void> outcome;
+    std::atomic<bool> abandoned{false};
+  };
+  struct SenderLink {
+    proton::sender sender;
+    std::deque<std::shared_ptr<SendOp>> waiting;
+  };
+  struct Received {
+    std::uint64_t id;
+    std::uint64_t connection;
+    Message message;
+  };
+  // Caller side, under mutex_.
+  struct Inbox {
+    std::deque<Received> queue;
+    std::uint32_t owed = 0;  // handed out since the last top-up
+    bool top_up_posted = false;
+    bool opened = false;
+  };
+
+  explicit Impl(Options o)
+      : options(std::move(o)), backoff(options.reconnect_initial, options.reconnect_cap) {}
+
+  const Options options;
+
+  // ---- shared state (mutex_) ----
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool closed = false;
+  bool started = false;
+  bool stopped = false;
+  std::thread thread;
+  std::deque<std::function<void()>> tasks;
+  proton::work_queue* work_queue = nullptr;  // the live connection's
+  proton::container* container = nullptr;    // while run() runs
+  std::map<std::string, Inbox> inboxes;
+  // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
+  std::string last_error;
+  std::atomic<std::uint64_t> generation{0};
+
+  // ---- container thread ----
+  proton::connection conn;
+  bool connected = false;
+  bool closing = false;
+  spi::Backoff backoff;
+  Clock::time_point reconnect_at{};
+  std::map<std::string, SenderLink> senders;
+  std::map<std::string, proton::receiver> receivers;
+  std::set<std::string> wanted_receivers;
+  std::map<std::uint64_t, std::shared_ptr<SendOp>> in_flight;
+  std::map<std::uint64_t, proton::delivery> unsettled;
+  std::uint64_t next_tag = 0;
+  std::uint64_t next_delivery = 0;
+
+  // ---- any thread ----
+
+  // Queues `task` for the container thread (starting it on first use). Call with `lock` held.
+  void post_locked(std::function<void()> task) {
+    if (closed) throw ClosedError("AMQP 1.0 client closed");
+    tasks.push_back(std::move(task));
+    if (!started) {
+      started = true;
+      thread = std::thread([this] { run(); });
+    } else if (work_queue != nullptr) {
+      work_queue->add([this] { drain(); });
+    }
+  }
+  void post(std::function<void()> task) {
+    const std::lock_guard lock(mutex);
+    post_locked(std::move(task));
+  }
+
+  // Runs `fn` on the container thread and returns its result; ClosedError when the client
+  // closes first, TimeoutError after Options::timeout.
+  template <class R>
+  R call(std::function<R()> fn, const char* what) {
+    auto promise = std::make_shared<std::promise<R>>();
+    std::future<R> result = promise->get_future();
+    post([promise, fn = std::move(fn)] {
+      try {
+        if constexpr (std::is_void_v<R>) {
+          fn();
+          promise->set_value();
+        } else {
+          promise->set_value(fn());
+        }
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    });
+    if (result.wait_for(options.timeout) != std::future_status::ready)
+      throw TimeoutError(std::string("AMQP 1.0: ") + what + " timed out");
+    try {
+      return result.get();
+    } catch (const std::future_error&) {
+      throw ClosedError("AMQP 1.0 client closed");
+    }
+  }
+
+  void close() {
+    {
+      std::unique_lock lock(mutex);
+      if (!closed) {
+        closed = true;
+        cv.notify_all();
+        if (started) {
+          if (work_queue == nullptr || !work_queue->add([this] { begin_close(); })) {
+            if (container != nullptr) container->stop();
+          }
+          if (!cv.wait_for(lock, options.timeout, [this] { return stopped; }) &&
+              container != nullptr)
+            container->stop();
+        }
+      }
+    }
+    if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+  }
+
+  // ---- container thread ----
+
+  void run() {
+    proton::container c(*this);
+    c.auto_stop(false);
+    {
+      const std::lock_guard lock(mutex);
+      container = &c;
+    }
+    try {
+      c.run();
+    } catch (const std::exception&) {
+      // A Proton error out of run(): the client is unusable; callers get ClosedError.
+    }
+    // No more work is accepted; what was queued runs without a connection (sends park, settles
+    // are stale), then every waiting send fails with ClosedError.
+    connected = false;
+    closing = true;
+    {
+      const std::lock_guard lock(mutex);
+      container = nullptr;
+      work_queue = nullptr;
+      closed = true;
+    }
+    for (auto& [address, link] : senders)
+      link.sender = proton::sender();
+    receivers.clear();
+    unsettled.clear();
+    conn = proton::connection();
+    drain();
+    fail_all(ClosedError("AMQP 1.0 client closed"));
+    senders.clear();
+    const std::lock_guard lock(mutex);
+    stopped = true;
+    cv.notify_all();
+  }
+
+  void drain() {
+    std::deque<std::function<void()>> batch;
+    {
+      const std::lock_guard lock(mutex);
+      batch.swap(tasks);
+    }
+    for (auto& task : batch)
+      task();
+  }
+
+  proton::connection_options connection_options() const {
+    proton::connection_options co;
+    co.sasl_enabled(true);
+    if (options.user.empty()) {
+      co.sasl_allowed_mechs("ANONYMOUS");
+    } else {
+      // PLAIN over plain TCP needs Proton's consent (ART-1).
+      co.user(options.user).password(options.password).sasl_allowed_mechs("PLAIN");
+      co.sasl_allow_insecure_mechs(!options.tls);
+    }
+    if (!options.container_id.empty()) co.container_id(options.container_id);
+    if (options.tls) {
+      const auto mode =
+          options.tls_verify_peer_name ? proton::ssl::VERIFY_PEER_NAME : proton::ssl::VERIFY_PEER;
+      co.ssl_client_options(options.tls_ca_file.empty()
+                                ? proton::ssl_client_options(mode)
+                                : proton::ssl_client_options(options.tls_ca_file, mode));
+      co.virtual_host(options.tls_peer_name.empty() ? options.host : options.tls_peer_name);
+    }
+    return co;
+  }
+
+  void connect(proton::container& c) {
+    generation.fetch_add(1);
+    const std::string url = std::string(options.tls ? "amqps://" : "amqp://") + options.host + ":" +
+                            std::to_string(options.port);
+    conn = c.connect(url, connection_options());
+    const std::lock_guard lock(mutex);
+    work_queue = &conn.work_queue();
+  }
+
+  // close() was called (its begin_close may not have run: the connection died first).
+  bool client_closed() {
+    const std::lock_guard lock(mutex);
+    return closed;
+  }
+
+  void tick(proton::container& c) {
+    if (closing || client_closed()) return c.stop();
+    if (Clock::now() >= reconnect_at) return connect(c);
+    c.schedule(proton::duration(kTick.count()), [this, &c] { tick(c); });
+  }
+
+  void begin_close() {
+    closing = true;
+    for (auto& [address, link] : senders)
+      if (link.sender) link.sender.close();
+    for (auto& [address, receiver] : receivers)
+      receiver.close();
+    if (conn) {
+      conn.close();
+    } else if (container != nullptr) {
+      container->stop();
+    }
+  }
+
+  void open_sender(const std::string& address, SenderLink& link) {
+    proton::sender_options so;
+    if (!options.capabilities.empty())
+      so.target(proton::target_options().capabilities(symbols(options.capabilities)));
+    link.sender = conn.open_sender(address, so);
+  }
+
+  void open_receiver(const std::string& address) {
+    wanted_receivers.insert(address);
+    if (!connected || receivers.count(address) != 0) return;
+    proton::receiver_options ro;
+    ro.credit_window(0).auto_accept(false);
+    if (!options.capabilities.empty())
+      ro.source(proton::source_options().capabilities(symbols(options.capabilities)));
+    proton::receiver r = conn.open_receiver(address, ro);
+    r.add_credit(options.prefetch);
+    receivers[address] = r;
+  }
+
+  void enqueue_send(const std::shared_ptr<SendOp>& op) {
+    SenderLink& link = senders[op->address];
+    link.waiting.push_back(op);
+    if (!connected) return;
+    if (!link.sender) open_sender(op->address, link);
+    flush(link);
+  }
+
+  void flush(SenderLink& link) {
+    while (!link.waiting.empty() && link.sender && link.sender.active() &&
+           link.sender.credit() > 0) {
+      std::shared_ptr<SendOp> op = std::move(link.waiting.front());
+      link.waiting.pop_front();
+      if (op->abandoned) continue;
+      proton::message m;
+      try {
+        m = detail::to_proton(op->message);
+      } catch (...) {
+        op->outcome.set_exception(std::current_exception());
+        continue;
+      }
+      const std::uint64_t tag = ++next_tag;
+      link.sender.send(m, proton::binary(tag_of(tag)));
+      in_flight[tag] = std::move(op);
+    }
+  }
+
+  void settle_outcome(proton::tracker& t, const char* refused) {
+    const auto it = in_flight.find(from_tag(t.tag()));
+    if (it == in_flight.end()) return;
+    if (refused == nullptr) {
+      it->second->outcome.set_value();
+    } else {
+      it->second->outcome.set_exception(
+          std::make_exception_ptr(TransportError(std::string("AMQP 1.0: the peer ") + refused +
+                                                 " the message sent to " + it->second->address)));
+    }
+    in_flight.erase(it);
+  }
+
+  template <class E>
+  void fail_all(const E& error) {
+    for (auto& [tag, op] : in_flight)
+      op->outcome.set_exception(std::make_exception_ptr(error));
+    in_flight.clear();
+    for (auto& [address, link] : senders) {
+      for (auto& op : link.waiting)
+        op->outcome.set_exception(std::make_exception_ptr(error));
+      link.waiting.clear();
+    }
+  }
+
+  void settle(std::uint64_t id, std::uint64_t connection, int outcome, bool failed,
+              bool undeliverable_here, const std::string& condition, const std::string& description,
+              const std::map<std::string, Value>& info) {
+    const auto it = unsettled.find(id);
+    if (it == unsettled.end() || connection != generation.load() || !connected)
+      throw StaleDelivery("AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+    proton::delivery d = it->second;
+    unsettled.erase(it);
+    pn_delivery_t* pd = DeliveryAccess::pn(d);
+    switch (outcome) {
+      case kAccepted:
+        d.accept();
+        return;
+      case kReleased:
+        d.release();
+        return;
+      case kModified: {
+        pn_disposition_t* local = pn_delivery_local(pd);
+        pn_disposition_set_failed(local, failed);
+        pn_disposition_set_undeliverable(local, undeliverable_here);
+        pn_delivery_update(pd, PN_MODIFIED);
+        pn_delivery_settle(pd);
+        return;
+      }
+      default: {
+        set_condition(pn_disposition_condition(pn_delivery_local(pd)), condition, description,
+                      info);
+        pn_delivery_update(pd, PN_REJECTED);
+        pn_delivery_settle(pd);
+        return;
+      }
+    }
+  }
+
+  void top_up(const std::string& address) {
+    std::uint32_t owed = 0;
+    {
+      const std::lock_guard lock(mutex);
+      Inbox& inbox = inboxes[address];
+      owed = inbox.owed;
+      inbox.owed = 0;
+      inbox.top_up_posted = false;
+    }
+    const auto it = receivers.find(address);
+    if (owed > 0 && it != receivers.end() && it->second.active()) it->second.add_credit(owed);
+  }
+
+  void lost_connection() {
+    connected = false;
+    {
+      const std::lock_guard lock(mutex);
+      work_queue = nullptr;
+      // Unsettled deliveries of the dead connection are redelivered by the peer.
+      for (auto& [address, inbox] : inboxes) {
+        inbox.queue.clear();
+        inbox.owed = 0;
+      }
+    }
+    fail_in_flight();
+    for (auto& [address, link] : senders)
+      link.sender = proton::sender();
+    receivers.clear();
+    unsettled.clear();
+  }
+
+  void fail_in_flight() {
+    for (auto& [tag, op] : in_flight)
+      op->outcome.set_exception(std::make_exception_ptr(TransportError(
+          "AMQP 1.0: the connection was lost before the outcome of the message sent to " +
+          op->address)));
+    in_flight.clear();
+  }
+
+  // ---- Proton events ----
+
+  void on_container_start(proton::container& c) override { connect(c); }
+
+  void on_connection_open(proton::connection&) override {
+    {
+      const std::lock_guard lock(mutex);
+      last_error.clear();
+    }
+    connected = true;
+    backoff.reset();
+    for (const std::string& address : std::set<std::string>(wanted_receivers))
+      open_receiver(address);
+    for (auto& [address, link] : senders) {
+      if (!link.waiting.empty()) open_sender(address, link);
+    }
+    drain();
+  }
+
+  void on_transport_close(proton::transport& t) override {
+    if (t.error()) {
+      const std::lock_guard lock(mutex);
+      last_error = t.error().what();
+    }
+    lost_connection();
+    if (closing || client_closed()) {
+      t.connection().container().stop();
+      return;
+    }
+    reconnect_at = Clock::now() + backoff.next();
+    tick(t.connection().container());
+  }
+  // Reported by on_transport_close, which follows.
+  void on_transport_error(proton::transport&) override {}
+  void on_connection_error(proton::connection&) override {}
+  void on_error(const proton::error_condition&) override {}
+
+  void on_sendable(proton::sender& s) override {
+    for (auto& [address, link] : senders) {
+      if (link.sender == s) return flush(link);
+    }
+  }
+  void on_sender_error(proton::sender& s) override {
+    for (auto& [address, link] : senders) {
+      if (link.sender != s) continue;
+      const TransportError error("AMQP 1.0: the link to " + address +
+                                 " failed: " + s.error().what());
+      for (auto& op : link.waiting)
+        op->outcome.set_exception(std::make_exception_ptr(error));
+      link.waiting.clear();
+      for (auto it = in_flight.begin(); it != in_flight.end();) {
+        if (it->second->address != address) {
+          ++it;
+          continue;
+        }
+        it->second->outcome.set_exception(std::make_exception_ptr(error));
+        it = in_flight.erase(it);
+      }
+      link.sender = proton::sender();
+      return;
+    }
+  }
+  void on_receiver_error(proton::receiver& r) override {
+    for (auto it = receivers.begin(); it != receivers.end(); ++it) {
+      if (it->second == r) {
+        {
+          // The next receive() of the address opens a new link.
+          const std::lock_guard lock(mutex);
+          inboxes[it->first].opened = false;
+        }
+        wanted_receivers.erase(it->first);
+        receivers.erase(it);
+        return;
+      }
+    }
+  }
+
+  void on_tracker_accept(proton::tracker& t) override { settle_outcome(t, nullptr); }
+  void on_tracker_reject(proton::tracker& t) override { settle_outcome(t, "rejected"); }
+  void on_tracker_release(proton::tracker& t) override {
+    settle_outcome(t, "released (or modified)");
+  }
+
+  void on_message(proton::delivery& d, proton::message& m) override {
+    std::string address;
+    for (const auto& [a, r] : receivers) {
+      if (r == d.receiver()) address = a;
+    }
+    if (address.empty()) return d.release();
+    const std::uint64_t id = ++next_delivery;
+    unsettled[id] = d;
+    Message message = detail::from_proton(m);
+    const std::lock_guard lock(mutex);
+    inboxes[address].queue.push_back(Received{id, generation.load(), std::move(message)});
+    cv.notify_all();
+  }
+
+  // ---- caller side ----
+
+  std::optional<Delivery> receive(const std::shared_ptr<Impl>& self, const std::string& address,
+                                  milliseconds timeout) {
+    std::unique_lock lock(mutex);
+    if (closed) throw ClosedError("AMQP 1.0 client closed");
+    Inbox& inbox = inboxes[address];
+    if (!inbox.opened) {
+      inbox.opened = true;
+      post_locked([this, address] { open_receiver(address); });
+    }
+    cv.wait_for(lock, timeout, [&] { return closed || !inbox.queue.empty(); });
+    if (closed) throw ClosedError("AMQP 1.0 client closed");
+    if (inbox.queue.empty()) return std::nullopt;
+    Received r = std::move(inbox.queue.front());
+    inbox.queue.pop_front();
+    ++inbox.owed;
+    if (!inbox.top_up_posted) {
+      inbox.top_up_posted = true;
+      post_locked([this, address] { top_up(address); });
+    }
+    return Delivery(std::make_shared<Delivery::Settler>(Delivery::Settler{self}), r.id,
+                    r.connection, std::move(r.message));
+  }
+};
+
+// ---- Delivery ----
+
+Delivery::Delivery(std::shared_ptr<Settler> settler, std::uint64_t id, std::uint64_t connection,
+                   Message message)
+    : settler_(std::move(settler)),
+      id_(id),
+      connection_(connection),
+      message_(std::move(message)) {}
+Delivery::Delivery(Delivery&&) noexcept = default;
+Delivery& Delivery::operator=(Delivery&&) noexcept = default;
+Delivery::~Delivery() = default;
+
+void Delivery::accept() {
+  settle(kAccepted, false, false, {}, {}, {});
+}
+void Delivery::modify(bool failed, bool undeliverable_here) {
+  settle(kModified, failed, undeliverable_here, {}, {}, {});
+}
+void Delivery::release() {
+  settle(kReleased, false, false, {}, {}, {});
+}
+void Delivery::reject(const std::string& condition, const std::string& description,
+                      const std::map<std::string, Value>& info) {
+  for (const auto& [key, value] : info) {
+    if (const auto* other = std::get_if<Other>(&value))
+      throw ConfigError("AMQP 1.0: the reject info " + key + " has a value of type " +
+                        other->type_name + ", which cannot be sent");
+  }
+  settle(kRejected, false, false, condition, description, info);
+}
+
+void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
+                      const std::string& condition, const std::string& description,
+                      const std::map<std::string, Value>& info) {
+  if (settled_) throw TransportError("AMQP 1.0: the delivery was settled already", false);
+  const std::shared_ptr<Client::Impl> impl = settler_ ? settler_->impl.lock() : nullptr;
+  if (!impl) throw StaleDelivery("AMQP 1.0: the delivery's client is gone");
+  settled_ = true;
+  try {
+    impl->call<void>(
+        [impl = impl.get(), id = id_, connection = connection_, outcome, failed, undeliverable_here,
+         condition, description, info] {
+          impl->settle(id, connection, outcome, failed, undeliverable_here, condition, description,
+                       info);
+        },
+        "settle");
+  } catch (const ClosedError&) {
+    throw StaleDelivery("AMQP 1.0: the client closed before the delivery was settled");
+  }
+}
+
+// ---- Client ----
+
+Client::Client(Options options) {
+  validate(options);
+  impl_ = std::make_shared<Impl>(std::move(options));
+}
+
+Client::~Client() {
+  close();
+}
+
+void Client::send(const std::string& address, const Message& message) {
+  auto op = std::make_shared<Impl::SendOp>();
+  op->address = address;
+  op->message = message;
+  std::future<void> outcome = op->outcome.get_future();
+  impl_->post([impl = impl_.get(), op] { impl->enqueue_send(op); });
+  if (outcome.wait_for(impl_->options.timeout) != std::future_status::ready) {
+    op->abandoned = true;
+    std::string why = "AMQP 1.0: no outcome for the message sent to " + address + " within " +
+                      std::to_string(impl_->options.timeout.count()) + " ms";
+    const std::lock_guard lock(impl_->mutex);
+    if (!impl_->last_error.empty()) why += "; the last connection failed: " + impl_->last_error;
+    throw TimeoutError(why);
+  }
+  try {
+    outcome.get();
+  } catch (const std::future_error&) {
+    throw ClosedError("AMQP 1.0 client closed");
+  }
+}
+
+std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {
+  return impl_->receive(impl_, address, timeout);
+}
+
+void Client::close() {
+  impl_->close();
+}
+
+std::uint64_t Client::connection() const {
+  return impl_->generation.load();
+}
+
+int Client::receiver_credit(const std::string& address) {
+  return impl_->call<int>(
+      [impl = impl_.get(), address] {
+        const auto it = impl->receivers.find(address);
+        return it == impl->receivers.end() ? -1 : it->second.credit();
+      },
+      "receiver_credit");
+}
+
+}  // namespace babelqueue::amqp10

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#include "artemis_server.hpp"
+
+#include <babelqueue/testing/command.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace babelqueue::amqp10::test {
+namespace {
+
+using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Set by CMake: find_program()'s java, the fetch script and where it keeps the distribution.
+constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
+constexpr std::string_view kDistScript = BABELQUEUE_ARTEMIS_DIST_SCRIPT;
+constexpr std::string_view kDistDir = BABELQUEUE_ARTEMIS_DIST_DIR;
+
+// A fresh instance is ready in ~5 s on an idle 2-core machine (create included); much later when
+// the machine is shared.
+constexpr milliseconds kStartTimeout{60'000};
+constexpr milliseconds kStopGrace{30'000};
+constexpr milliseconds kProbeInterval{50};
+constexpr milliseconds kProbeTimeout{500};
+// What the broker logs once it serves (AMQ221007: "Server is now active").
+constexpr std::string_view kStartedMarker = "AMQ221007";
+constexpr std::string_view kPortTaken = "Address already in use";
+// The AMQP 1.0 SASL protocol header (AMQP, protocol id 3, version 1.0.0); the broker answers it
+// with its own.
+constexpr std::array<char, 8> kSaslHeader = {'A', 'M', 'Q', 'P', 3, 1, 0, 0};
+
+// A small heap is plenty for tests (RSS ~120-160 MB); C1 only and no shared perf data file start
+// the JVM faster and leave nothing in /tmp. The last two are what the instance's profile sets
+// and the broker needs.
+constexpr std::string_view kJvmOptions =
+    "-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData "
+    "-Djava.awt.headless=true -Dlog4j2.disableJmx=true "
+    "--add-opens java.base/jdk.internal.misc=ALL-UNNAMED";
+
+// The acceptors of broker.xml: one AMQP acceptor on loopback, its port a system property.
+constexpr std::string_view kAcceptors =
+    "<acceptors>\n"
+    "         <acceptor name=\"amqp\">tcp://127.0.0.1:${babelqueue.amqp.port}?protocols=AMQP;"
+    "amqpCredits=1000;amqpLowCredits=300;amqpDuplicateDetection=true</acceptor>\n"
+    "      </acceptors>";
+// Prepended to the catch-all address setting: no broker-side dead-lettering.
+constexpr std::string_view kCatchAll = "<address-setting match=\"#\">";
+constexpr std::string_view kNoBrokerDlq =
+    "\n            <max-delivery-attempts>-1</max-delivery-attempts>";
+
+// The distribution's directory, or why there is none: artemis_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+  return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
+}
+
+std::size_t count_of(const std::string& text, std::string_view needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+// `artemis create` of the instance in `instance` and its broker.xml edits; a no-op when made.
+void create_instance(const std::string& instance, bool anonymous) {
+  const std::string broker_xml = instance + "/etc/broker.xml";
+  if (!babelqueue::testing::read_file(broker_xml).empty()) return;
+  std::vector<std::string> argv = {*dist().dir + "/bin/artemis",
+                                   "create",
+                                   "--silent",
+                                   "--user",
+                                   std::string(ArtemisServer::kUser),
+                                   "--password",
+                                   std::string(ArtemisServer::kPassword),
+                                   anonymous ? "--allow-anonymous" : "--require-login",
+                                   "--host",
+                                   "127.0.0.1",
+                                   "--no-web",
+                                   "--no-autotune",
+                                   "--no-fsync",
+                                   "--nio",
+                                   "--no-hornetq-acceptor",
+                                   "--no-mqtt-acceptor",
+                                   "--no-stomp-acceptor",
+                                   instance};
+  const babelqueue::testing::CommandResult created =
+      babelqueue::testing::run_command(argv, {{"JAVACMD", *java_executable()}});
+  std::string xml = babelqueue::testing::read_file(broker_xml);
+  if (created.exit_code != 0 || xml.empty())
+    throw std::runtime_error("artemis create failed: " + created.output);
+  const std::regex acceptors("<acceptors>[\\s\\S]*?</acceptors>");
+  if (!std::regex_search(xml, acceptors) || xml.find(kCatchAll) == std::string::npos)
+    throw std::runtime_error("unexpected broker.xml from artemis create in " + broker_xml);
+  xml = std::regex_replace(xml, acceptors, std::string(kAcceptors),
+                           std::regex_constants::format_first_only);
+  xml.insert(xml.find(kCatchAll) + kCatchAll.size(), kNoBrokerDlq);
+  write_file(broker_xml, xml);
+}
+
+// True when 127.0.0.1:`port` answers the SASL header with the same header within kProbeTimeout.
+bool answers_sasl_header(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::array<char, kSaslHeader.size()> reply{};
+  std::size_t got = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, kSaslHeader.data(), kSaslHeader.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(kSaslHeader.size())) {
+    pollfd p{fd, POLLIN, 0};
+    while (got < reply.size() && ::poll(&p, 1, static_cast<int>(kProbeTimeout.count())) == 1) {
+      const ssize_t n = ::recv(fd, reply.data() + got, reply.size() - got, 0);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+  }
+  ::close(fd);
+  return got == reply.size() && reply == kSaslHeader;
+}
+
+}  // namespace
+
+std::optional<std::string> artemis_server_unavailable() {
+  return babelqueue::testing::java_broker_unavailable("Artemis test broker", java_executable(),
+                                                      dist(), kDistDir);
+}
+
+ArtemisServer::ArtemisServer() : ArtemisServer(Config{}) {}
+
+ArtemisServer::ArtemisServer(Config config) : config_(config) {
+  if (const std::optional<std::string> reason = artemis_server_unavailable())
+    throw std::runtime_error(*reason);
+  // How many "started" lines the log had when the current start began: the log is appended to
+  // across restarts.
+  auto started_before = std::make_shared<std::size_t>(0);
+  BrokerProcess::Spec spec;
+  spec.name = "artemis";
+  spec.launch = [this, started_before](const BrokerProcess& p) {
+    const std::string instance = p.dir() + "/instance";
+    create_instance(instance, config_.anonymous);
+    *started_before = count_of(babelqueue::testing::read_file(p.log_path()), kStartedMarker);
+    return BrokerProcess::Launch{
+        {instance + "/bin/artemis", "run"},
+        {{"JAVACMD", *java_executable()},
+         {"JAVA_ARGS", std::string(kJvmOptions)},
+         {"JAVA_ARGS_APPEND", "-Dbabelqueue.amqp.port=" + std::to_string(p.port())}}};
+  };
+  spec.ready = [started_before](const BrokerProcess& p) {
+    return count_of(babelqueue::testing::read_file(p.log_path()), kStartedMarker) >
+               *started_before &&
+           answers_sasl_header(p.port());
+  };
+  spec.port_taken_marker = std::string(kPortTaken);
+  spec.start_timeout = kStartTimeout;
+  spec.probe_interval = kProbeInterval;
+  spec.stop_grace = kStopGrace;
+  const auto started = Clock::now();
+  node_.emplace(std::move(spec));
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+std::string ArtemisServer::host_port() const {
+  return "127.0.0.1:" + std::to_string(port());
+}
+
+void ArtemisServer::restart() {
+  const auto started = Clock::now();
+  node_->start();
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+ArtemisServer& shared_artemis_server() {
+  return babelqueue::testing::shared_broker<ArtemisServer>("the shared Artemis broker");
+}
+
+}  // namespace babelqueue::amqp10::test
