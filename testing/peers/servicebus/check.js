@@ -215,11 +215,170 @@ async function run({ port, controlPort }) {
   await client.close();
 }
 
+
+// ---------------------------------------------------------------- raw AMQP (rhea) checks
+// What the C++ transport relies on and the official client does not exercise: token expiry and
+// renewal, refused links, SASL PLAIN, typed application properties kept, modified{failed}.
+
+const crypto = require('crypto');
+const rhea = require('rhea');
+const rheaMessage = require('rhea/lib/message.js');
+
+// The SAS token of spec 05 ASB-3 (quote_plus-style encoding of the resource URI).
+function sasToken(uri, keyName, key, expirySeconds) {
+  const sr = encodeURIComponent(uri);
+  const sig = crypto.createHmac('sha256', Buffer.from(key, 'utf8')).update(`${sr}\n${expirySeconds}`).digest('base64');
+  return `SharedAccessSignature sr=${sr}&sig=${encodeURIComponent(sig)}&se=${expirySeconds}&skn=${keyName}`;
+}
+
+function rawConnection(port, extra = {}) {
+  const container = rhea.create_container();
+  const connection = container.connect({ host: '127.0.0.1', port, reconnect: false, ...extra });
+  const opened = new Promise((resolve, reject) => {
+    connection.once('connection_open', resolve);
+    connection.once('connection_error', (c) => reject(new Error(`connection error ${JSON.stringify(c.connection.error)}`)));
+    connection.once('disconnected', (c) => reject(new Error(`disconnected: ${c.error ? c.error.message : 'no reason'}`)));
+  });
+  connection.on('error', () => {});
+  let replies = 0;
+  const putToken = async (name, token) => {
+    const replyTo = `cbs-reply-${++replies}`;
+    const receiver = connection.open_receiver({ source: { address: '$cbs' }, target: { address: replyTo } });
+    const sender = connection.open_sender({ target: { address: '$cbs' } });
+    const response = new Promise((resolve) => receiver.once('message', (c) => resolve(c.message)));
+    await new Promise((resolve) => sender.once('sendable', resolve));
+    sender.send({
+      message_id: replyTo, reply_to: replyTo, to: '$cbs', body: token,
+      application_properties: { operation: 'put-token', type: 'servicebus.windows.net:sastoken', name },
+    });
+    const message = await response;
+    receiver.close();
+    sender.close();
+    return message.application_properties['status-code'];
+  };
+  // Resolves {link} when attached with a terminus, {error} when refused or detached later.
+  const attach = (options, kind) => {
+    const link = kind === 'sender' ? connection.open_sender(options) : connection.open_receiver(options);
+    const result = { link, error: null };
+    result.closed = new Promise((resolve) => link.on(`${kind}_close`, (c) => { result.error = c[kind].error; resolve(result.error); }));
+    link.on(`${kind}_error`, () => {});
+    result.opened = new Promise((resolve) => {
+      link.once(`${kind}_open`, () => resolve(true));
+      result.closed.then(() => resolve(false));
+    });
+    return result;
+  };
+  return { container, connection, opened, putToken, attach, close: () => connection.close() };
+}
+
+// A promise's value, or an error naming what did not happen within ms.
+const within = (promise, ms, what) => Promise.race([promise,
+  new Promise((resolve, reject) => setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms).unref())]);
+
+async function rawChecks({ port, controlPort }) {
+  const uri = (entity) => `sb://127.0.0.1:${port}/${entity}`;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  const a = rawConnection(port);
+  await a.opened;
+  const unauthorized = a.attach({ source: { address: 'raw' }, rcv_settle_mode: 1, autoaccept: false }, 'receiver');
+  const refusedError = await within(unauthorized.closed, 10000, 'the unauthorized link was not detached');
+  check('raw: a link without put-token is detached with amqp:unauthorized-access',
+    refusedError && refusedError.condition === 'amqp:unauthorized-access', JSON.stringify(refusedError));
+
+  const stale = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() - 10));
+  const badSig = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'wrong', now() + 3600));
+  const otherEntity = await a.putToken(uri('raw'), sasToken(uri('other'), 'k', 'v', now() + 3600));
+  check('raw: put-token 401 for an expired token, a wrong signature, another audience',
+    stale === 401 && badSig === 401 && otherEntity === 401, JSON.stringify({ stale, badSig, otherEntity }));
+
+  // A token expiring in 2 s detaches the link; one renewed in time keeps it.
+  const shortLived = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 2));
+  const expiring = a.attach({ source: { address: 'raw' }, rcv_settle_mode: 1, autoaccept: false, credit_window: 0 }, 'receiver');
+  const expiringOpened = await expiring.opened;
+  const expiredError = await within(expiring.closed, 10000, 'the link was not detached when its token expired');
+  check('raw: put-token 202; the link is detached with amqp:unauthorized-access when the token expires',
+    shortLived === 202 && expiringOpened && expiredError && expiredError.condition === 'amqp:unauthorized-access',
+    JSON.stringify({ shortLived, expiringOpened, expiredError }));
+
+  await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 2));
+  const renewedLink = a.attach({ source: { address: 'raw' }, rcv_settle_mode: 1, autoaccept: false, credit_window: 0 }, 'receiver');
+  await renewedLink.opened;
+  const renewal = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 3600));
+  await sleep(3200);
+  check('raw: a put-token renewed before expiry keeps the link attached', renewal === 202 && renewedLink.error === null && renewedLink.link.is_open(),
+    JSON.stringify({ renewal, error: renewedLink.error }));
+
+  // Typed application properties come back with their AMQP types; modified{delivery-failed}
+  // raises the delivery-count; modified{undeliverable-here} defers.
+  const raws = [];
+  const originalDecode = rheaMessage.decode;
+  rheaMessage.decode = (buffer) => { raws.push(buffer); return originalDecode(buffer); };
+  const sender = a.attach({ target: { address: 'raw' } }, 'sender');
+  await sender.opened;
+  const sent = new Promise((resolve) => sender.link.once('accepted', () => resolve(true)));
+  sender.link.send({
+    message_id: 'typed-1',
+    application_properties: { 'bq-schema-version': rhea.types.wrap_long(1), small: rhea.types.wrap_int(1) },
+    body: rhea.message.data_section(Buffer.from('{}')),
+  });
+  const accepted = await sent;
+  const receiver = renewedLink.link;
+  const next = () => new Promise((resolve) => {
+    receiver.once('message', (c) => resolve(c));
+    receiver.add_credit(1);
+  });
+  let c = await next();
+  const typecodes = {};
+  const reader = new rhea.types.Reader(raws[raws.length - 1]);
+  while (reader.remaining()) {
+    const section = reader.read();
+    if (section.descriptor && Number(section.descriptor.value) === 0x74) {
+      for (let i = 0; i < section.value.length; i += 2) typecodes[section.value[i].value] = section.value[i + 1].type.typecode;
+    }
+  }
+  rheaMessage.decode = originalDecode;
+  check('raw: typed application properties arrive with the types sent (long 1 stays long, int 1 int)',
+    accepted && [0x81, 0x55].includes(typecodes['bq-schema-version']) && [0x71, 0x54].includes(typecodes.small),
+    JSON.stringify(typecodes));
+  check('raw: the delivery tag is the lock token in .NET GUID byte order, as x-opt-lock-token',
+    c.delivery.tag.length === 16 && Buffer.isBuffer(c.message.message_annotations['x-opt-lock-token']) &&
+      Buffer.from([...c.delivery.tag.subarray(0, 4)].reverse()).equals(c.message.message_annotations['x-opt-lock-token'].subarray(0, 4)),
+    JSON.stringify({ tag: c.delivery.tag.toString('hex') }));
+  const settledBack = (delivery) => new Promise((resolve) => receiver.once('settled', (ctx) => resolve(ctx.delivery === delivery)));
+  let settled = settledBack(c.delivery);
+  c.delivery.update(false, rhea.message.modified({ delivery_failed: true, undeliverable_here: false }).described());
+  await settled;
+  c = await next();
+  check('raw: modified{delivery-failed} redelivers with header delivery-count 1', c.message.delivery_count === 1, `delivery-count ${c.message.delivery_count}`);
+  settled = settledBack(c.delivery);
+  c.delivery.update(false, rhea.message.modified({ delivery_failed: false, undeliverable_here: true }).described());
+  await settled;
+  const deferred = await control(controlPort, 'counts raw');
+  check('raw: modified{undeliverable-here} defers (not redelivered)', deferred.deferred === 1 && deferred.active === 0, JSON.stringify(deferred));
+  a.close();
+
+  const plain = rawConnection(port, { username: 'k', password: 'v' });
+  await plain.opened;
+  const plainLink = plain.attach({ target: { address: 'raw' } }, 'sender');
+  check('raw: SASL PLAIN with the key name and key authorizes links without put-token', await plainLink.opened, JSON.stringify(plainLink.error));
+  plain.close();
+  const wrongPlain = rawConnection(port, { username: 'k', password: 'nope' });
+  let plainRefused = false;
+  try {
+    await wrongPlain.opened;
+  } catch (e) {
+    plainRefused = true;
+  }
+  check('raw: SASL PLAIN with a wrong key is refused', plainRefused, 'the connection opened');
+}
+
 async function main() {
   let started;
   try {
     started = await startPeer();
     await run(started);
+    await rawChecks(started);
   } catch (e) {
     check('run', false, e.stack || String(e));
   } finally {
