@@ -241,20 +241,22 @@ function rawConnection(port, extra = {}) {
   });
   connection.on('error', () => {});
   let replies = 0;
-  const putToken = async (name, token) => {
-    const replyTo = `cbs-reply-${++replies}`;
-    const receiver = connection.open_receiver({ source: { address: '$cbs' }, target: { address: replyTo } });
-    const sender = connection.open_sender({ target: { address: '$cbs' } });
+  // A request on a request/response node ($cbs, <entity>/$management): the response message.
+  const request = async (node, applicationProperties, body) => {
+    const replyTo = `reply-${++replies}`;
+    const receiver = connection.open_receiver({ source: { address: node }, target: { address: replyTo } });
+    const sender = connection.open_sender({ target: { address: node } });
     const response = new Promise((resolve) => receiver.once('message', (c) => resolve(c.message)));
     await new Promise((resolve) => sender.once('sendable', resolve));
-    sender.send({
-      message_id: replyTo, reply_to: replyTo, to: '$cbs', body: token,
-      application_properties: { operation: 'put-token', type: 'servicebus.windows.net:sastoken', name },
-    });
-    const message = await response;
+    sender.send({ message_id: replyTo, reply_to: replyTo, to: node, body, application_properties: applicationProperties });
+    const message = await within(response, 10000, `no response from ${node}`);
     receiver.close();
     sender.close();
-    return message.application_properties['status-code'];
+    return message;
+  };
+  const putToken = async (name, token) => {
+    const response = await request('$cbs', { operation: 'put-token', type: 'servicebus.windows.net:sastoken', name }, token);
+    return response.application_properties['status-code'];
   };
   // Resolves {link} when attached with a terminus, {error} when refused or detached later.
   const attach = (options, kind) => {
@@ -268,7 +270,7 @@ function rawConnection(port, extra = {}) {
     });
     return result;
   };
-  return { container, connection, opened, putToken, attach, close: () => connection.close() };
+  return { container, connection, opened, request, putToken, attach, close: () => connection.close() };
 }
 
 // A promise's value, or an error naming what did not happen within ms.
@@ -356,6 +358,19 @@ async function rawChecks({ port, controlPort }) {
   await settled;
   const deferred = await control(controlPort, 'counts raw');
   check('raw: modified{undeliverable-here} defers (not redelivered)', deferred.deferred === 1 && deferred.active === 0, JSON.stringify(deferred));
+  // $management update-disposition settles by lock token; renew-lock of a settled lock is 410.
+  await control(controlPort, 'enqueue {"entity":"raw","body":"by-token","message_id":"u-1"}');
+  c = await next();
+  const token = c.message.message_annotations['x-opt-lock-token'];
+  const lockTokens = rhea.types.wrap_array([token], 0x98);
+  const disposed = await a.request('raw/$management', { operation: 'com.microsoft:update-disposition' },
+    { 'lock-tokens': lockTokens, 'disposition-status': 'completed' });
+  const afterDisposed = await control(controlPort, 'counts raw');
+  const renewLost = await a.request('raw/$management', { operation: 'com.microsoft:renew-lock' }, { 'lock-tokens': lockTokens });
+  check('raw: update-disposition completes by lock token (200); renew-lock then answers 410 message-lock-lost',
+    disposed.application_properties.statusCode === 200 && afterDisposed.locked === 0 && afterDisposed.active === 0 &&
+      renewLost.application_properties.statusCode === 410 && renewLost.application_properties.errorCondition === 'com.microsoft:message-lock-lost',
+    JSON.stringify({ disposed: disposed.application_properties, afterDisposed, renewLost: renewLost.application_properties }));
   a.close();
 
   const plain = rawConnection(port, { username: 'k', password: 'v' });
