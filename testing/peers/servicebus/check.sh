@@ -14,7 +14,7 @@ set -euo pipefail
   echo "usage: check.sh BUILD_DIR" >&2
   exit 2
 }
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd "${BASH_SOURCE[0]%/*}" && pwd)
 node=${BABELQUEUE_NODE:-$(command -v node || true)}
 npm=${BABELQUEUE_NPM:-$(command -v npm || true)}
 if [ -z "$node" ] || [ -z "$npm" ]; then
