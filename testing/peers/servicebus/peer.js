@@ -541,28 +541,38 @@ container.on('sender_open', (context) => {
   const link = context.sender;
   const { connection } = context;
   const { source, target } = link.remote.attach;
-  const address = (source && source.address) || '';
+  const admitted = admit(link, connection, (source && source.address) || '', false);
+  if (admitted === NODE) connection.sb.replyLinks.set((target && target.address) || link.name, link);
+  else if (admitted) {
+    link.sbEntity = admitted;
+    admitted.receivers.add(link);
+    schedule(admitted);
+  }
+});
+
+const NODE = 'node';
+// Attaches a client's link to $cbs, a $management node (NODE) or an entity (the entity), or
+// refuses it as the service does (null): amqp:not-found for a missing entity or a send to a
+// dead-letter queue, amqp:unauthorized-access without a valid put-token.
+function admit(link, connection, address, clientSends) {
   link.sbAddress = address;
   connection.sb.links.add(link);
   if (address === '$cbs' || address.toLowerCase().endsWith(MANAGEMENT_SUFFIX)) {
     accept(link);
-    connection.sb.replyLinks.set((target && target.address) || link.name, link);
-    return;
+    return NODE;
   }
   const entity = entityFor(address);
-  if (!entity) {
+  if (!entity || (clientSends && address.toLowerCase().endsWith(DLQ_SUFFIX))) {
     link.close({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
-    return;
+    return null;
   }
   if (!authorized(connection, address)) {
     link.close({ condition: 'amqp:unauthorized-access', description: `Unauthorized access to '${address}': no valid put-token for it.` });
-    return;
+    return null;
   }
   accept(link);
-  link.sbEntity = entity;
-  entity.receivers.add(link);
-  schedule(entity);
-});
+  return entity;
+}
 
 // An accepted link echoes the client's terminus; a refused one is attached with none and detached
 // with the error, as the service does.
@@ -605,25 +615,8 @@ for (const outcome of ['accepted', 'released', 'modified', 'rejected']) containe
 // The client's sender (the peer's receiver): $cbs, $management requests, or messages to an entity.
 container.on('receiver_open', (context) => {
   const link = context.receiver;
-  const { connection } = context;
   const { target } = link.remote.attach;
-  const address = (target && target.address) || '';
-  link.sbAddress = address;
-  connection.sb.links.add(link);
-  if (address === '$cbs' || address.toLowerCase().endsWith(MANAGEMENT_SUFFIX)) {
-    accept(link);
-    return;
-  }
-  const entity = entityFor(address);
-  if (!entity || address.toLowerCase().endsWith(DLQ_SUFFIX)) {
-    link.close({ condition: 'amqp:not-found', description: `The messaging entity '${address}' could not be found.` });
-    return;
-  }
-  if (!authorized(connection, address)) {
-    link.close({ condition: 'amqp:unauthorized-access', description: `Unauthorized access to '${address}': no valid put-token for it.` });
-    return;
-  }
-  accept(link);
+  admit(link, context.connection, (target && target.address) || '', true);
 });
 
 function respond(connection, request, response) {
