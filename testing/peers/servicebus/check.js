@@ -303,11 +303,12 @@ async function rawChecks({ port, controlPort }) {
     shortLived === 202 && expiringOpened && expiredError && expiredError.condition === 'amqp:unauthorized-access',
     JSON.stringify({ shortLived, expiringOpened, expiredError }));
 
-  await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 2));
+  const firstExpiry = now() + 4;
+  await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', firstExpiry));
   const renewedLink = a.attach({ source: { address: 'raw' }, rcv_settle_mode: 1, autoaccept: false, credit_window: 0 }, 'receiver');
   await renewedLink.opened;
   const renewal = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 3600));
-  await sleep(3200);
+  await sleep(firstExpiry * 1000 - Date.now() + 300); // past the first token's expiry
   check('raw: a put-token renewed before expiry keeps the link attached', renewal === 202 && renewedLink.error === null && renewedLink.link.is_open(),
     JSON.stringify({ renewal, error: renewedLink.error }));
 
