@@ -294,8 +294,8 @@ async function rawChecks({ port, controlPort }) {
   check('raw: put-token 401 for an expired token, a wrong signature, another audience',
     stale === 401 && badSig === 401 && otherEntity === 401, JSON.stringify({ stale, badSig, otherEntity }));
 
-  // A token expiring in 2 s detaches the link; one renewed in time keeps it.
-  const shortLived = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 2));
+  // A token expiring in 2-3 s detaches the link; one renewed in time keeps it.
+  const shortLived = await a.putToken(uri('raw'), sasToken(uri('raw'), 'k', 'v', now() + 3));
   const expiring = a.attach({ source: { address: 'raw' }, rcv_settle_mode: 1, autoaccept: false, credit_window: 0 }, 'receiver');
   const expiringOpened = await expiring.opened;
   const expiredError = await within(expiring.closed, 10000, 'the link was not detached when its token expired');
