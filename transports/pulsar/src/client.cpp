@@ -157,6 +157,8 @@ struct ClientState {
   enum class Phase { Idle, Connecting, Ready, Waiting };
   Phase phase = Phase::Idle;
   bool closed = false;
+  bool draining = false;  // close() waits for the queued writes
+  bool finished = false;
   std::shared_ptr<tcp::socket> socket;
   tcp::resolver resolver{io};
   asio::steady_timer keepalive_timer{io};
@@ -294,7 +296,11 @@ struct ClientState {
                         }
                         writes.pop_front();
                         writing = false;
-                        if (!writes.empty()) write_next(sock);
+                        if (!writes.empty()) {
+                          write_next(sock);
+                        } else if (draining) {
+                          finish();
+                        }
                       });
   }
 
@@ -328,7 +334,10 @@ struct ClientState {
                               : std::make_exception_ptr(TransportError(
                                     "pulsar: connection to " + address() + " lost: " + reason));
     fail_all(error);
-    if (closed) return;
+    if (closed) {
+      if (draining) finish();
+      return;
+    }
     if (producers.empty() && consumers.empty()) {
       phase = Phase::Idle;
       return;
@@ -700,41 +709,58 @@ struct ClientState {
   }
 
   // ---- close ----
+  // close(): CLOSE_PRODUCER and CLOSE_CONSUMER after what is queued (acks), then the socket
+  // once the writes drained (at most 2 s), then the thread. Blocked receivers wake at once.
   void shut_down() {
     closed = true;
-    if (socket && phase == Phase::Ready) {
-      std::string frames;
-      for (auto& [id, producer] : producers) {
-        if (!producer->ready) continue;
-        pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_PRODUCER);
-        command.mutable_close_producer()->set_producer_id(id);
-        command.mutable_close_producer()->set_request_id(++last_id);
-        frames += wire::encode_command(command);
-      }
-      for (auto& [id, consumer] : consumers) {
-        if (!consumer->ready) continue;
-        pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_CONSUMER);
-        command.mutable_close_consumer()->set_consumer_id(id);
-        command.mutable_close_consumer()->set_request_id(++last_id);
-        frames += wire::encode_command(command);
-      }
-      // Best effort, small frames on an idle socket: the broker cleans up either way.
-      boost::system::error_code ignored;
-      if (writes.empty()) asio::write(*socket, asio::buffer(frames), ignored);
-    }
-    if (socket) {
-      lost(socket, "closed");
-    } else {
-      fail_all(std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
-    }
-    resolver.cancel();
-    reconnect_timer.cancel();
     for (auto& [id, consumer] : consumers) {
       {
         std::lock_guard<std::mutex> lock(consumer->mu);
         consumer->closed = true;
       }
       consumer->cv.notify_all();
+    }
+    resolver.cancel();
+    reconnect_timer.cancel();
+    if (!socket || phase != Phase::Ready) {
+      finish();
+      return;
+    }
+    for (auto& [id, producer] : producers) {
+      if (!producer->ready) continue;
+      pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_PRODUCER);
+      command.mutable_close_producer()->set_producer_id(id);
+      command.mutable_close_producer()->set_request_id(++last_id);
+      write(wire::encode_command(command));
+    }
+    for (auto& [id, consumer] : consumers) {
+      if (!consumer->ready) continue;
+      pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_CONSUMER);
+      command.mutable_close_consumer()->set_consumer_id(id);
+      command.mutable_close_consumer()->set_request_id(++last_id);
+      write(wire::encode_command(command));
+    }
+    if (!writing) {
+      finish();
+      return;
+    }
+    draining = true;
+    connect_timer.cancel();
+    connect_timer.expires_after(
+        std::min<std::chrono::milliseconds>(options.operation_timeout, std::chrono::seconds(2)));
+    connect_timer.async_wait([this](boost::system::error_code error) {
+      if (!error) finish();
+    });
+  }
+
+  void finish() {
+    if (finished) return;
+    finished = true;
+    draining = false;
+    if (socket) {
+      lost(socket, "closed");
+    } else {
+      fail_all(std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
     }
     work.reset();
     io.stop();
