@@ -269,6 +269,46 @@ TEST(PulsarClient, PartitionedTopicAcrossPartitions) {
   }
 }
 
+// A topic unload makes the broker send CLOSE_PRODUCER and CLOSE_CONSUMER: both are re-created on
+// the same connection; the deliveries of the closed consumer are refused for ack.
+TEST(PulsarClient, RecreatesWhatTheBrokerClosesOnUnload) {
+  BABELQUEUE_REQUIRE_PULSAR();
+  PulsarServer& server = shared_pulsar_server();
+  const std::string name =
+      "client-unload-" +
+      std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  const std::string topic = "persistent://public/default/" + name;
+  Client client(options_for(server));
+  auto consumer = client.subscribe(topic, ConsumerOptions{.subscription = "s"});
+  auto producer = client.create_producer(topic);
+  producer->send(OutgoingMessage{.payload = "first"});
+  const Received first = receive_one(*consumer);
+  ASSERT_EQ(
+      http_put(server.web_port(), "/admin/v2/persistent/public/default/" + name + "/unload", ""),
+      204);
+  const auto deadline = Clock::now() + kWait;
+  while (true) {
+    try {
+      producer->send(OutgoingMessage{.payload = "second"});
+      break;
+    } catch (const TransportError& e) {
+      ASSERT_TRUE(e.is_transient()) << e.what();
+      ASSERT_LT(Clock::now(), deadline) << "the producer was not re-created: " << e.what();
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+  EXPECT_THROW(consumer->ack(first), StaleDelivery);
+  std::set<std::string> received;
+  while (received.size() < 2) {
+    const Received got = receive_one(*consumer);
+    received.insert(got.payload);
+    consumer->ack(got);
+  }
+  EXPECT_EQ(received, (std::set<std::string>{"first", "second"}));
+  EXPECT_EQ(client.connection(), 1U)
+      << "an unload closes producers and consumers, not the connection";
+}
+
 // kill -9 of the broker mid-run and a restart: the client reconnects, re-creates its producer
 // and consumer; every message the broker confirmed arrives at least once; a delivery of the dead
 // connection is refused for ack (StaleDelivery) and redelivered.
