@@ -85,6 +85,44 @@ std::pair<std::string, std::uint16_t> parse_service_url(const std::string& url) 
   return {rest.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
+// What the I/O thread hands a caller: a value or a Failure (never an exception_ptr).
+template <class T>
+struct Outcome {
+  std::optional<T> value = {};
+  std::optional<Failure> failure = {};
+};
+
+Failure failure_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return Failure{e.code(), e.what(), e.is_transient()};
+  } catch (const std::exception& e) {
+    return Failure{ErrorCode::Transport, std::string("pulsar: ") + e.what(), true};
+  }
+}
+
+// The I/O thread's end of an Outcome `R`; the caller waits on future().
+template <class R>
+class Reply {
+ public:
+  std::future<R> future() { return promise_.get_future(); }
+  template <class T>
+  void set_value(T&& value) {
+    R outcome;
+    outcome.value = std::forward<T>(value);
+    promise_.set_value(std::move(outcome));
+  }
+  void set_exception(const std::exception_ptr& error) {
+    R outcome;
+    outcome.failure = failure_of(error);
+    promise_.set_value(std::move(outcome));
+  }
+
+ private:
+  std::promise<R> promise_;
+};
+
 template <class T>
 T await_future(std::future<T>& future, std::chrono::milliseconds timeout, const std::string& what) {
   if (future.wait_for(timeout) != std::future_status::ready) {
@@ -190,13 +228,15 @@ struct ClientState {
 
   // Runs `fn(promise)` on the I/O thread and waits for the promise (operation_timeout).
   template <class T>
-  T call(const std::string& what, std::function<void(std::shared_ptr<std::promise<T>>)> fn) {
-    auto promise = std::make_shared<std::promise<T>>();
-    std::future<T> future = promise->get_future();
+  T call(const std::string& what, std::function<void(std::shared_ptr<Reply<Outcome<T>>>)> fn) {
+    auto promise = std::make_shared<Reply<Outcome<T>>>();
+    std::future<Outcome<T>> future = promise->future();
     if (!post([promise, fn = std::move(fn)] { fn(promise); })) {
       throw ClosedError("pulsar: " + what + ": the client is closed");
     }
-    return await_future(future, options.operation_timeout, what);
+    Outcome<T> outcome = await_future(future, options.operation_timeout, what);
+    if (outcome.failure) throw_failure(*outcome.failure);
+    return std::move(*outcome.value);
   }
 
   std::string address() const { return host + ":" + std::to_string(port); }
@@ -767,6 +807,18 @@ struct ClientState {
   }
 };
 
+// ---- Failures ----
+
+void throw_failure(const Failure& failure) {
+  if (failure.code == ErrorCode::StaleDelivery) throw StaleDelivery(failure.what);
+  throw_error(Error(failure.code, failure.what, failure.transient));
+}
+
+MessageId SendResult::get() const {
+  if (failure) throw_failure(*failure);
+  return *value;
+}
+
 // ---- Client ----
 
 Client::Client(ClientOptions options) : state_(std::make_shared<ClientState>(std::move(options))) {}
@@ -804,7 +856,7 @@ int Client::protocol_version() const {
 LookupResult Client::lookup(const std::string& topic) {
   ClientState& s = *state_;
   return s.call<LookupResult>(
-      "LOOKUP " + topic, [&s, topic](std::shared_ptr<std::promise<LookupResult>> promise) {
+      "LOOKUP " + topic, [&s, topic](std::shared_ptr<Reply<Outcome<LookupResult>>> promise) {
         s.lookup(topic, false, 0, [promise](std::exception_ptr error, LookupResult result) {
           if (error) {
             promise->set_exception(error);
@@ -819,7 +871,7 @@ std::uint32_t Client::partitions(const std::string& topic) {
   ClientState& s = *state_;
   return s.call<std::uint32_t>(
       "PARTITIONED_METADATA " + topic,
-      [&s, topic](std::shared_ptr<std::promise<std::uint32_t>> promise) {
+      [&s, topic](std::shared_ptr<Reply<Outcome<std::uint32_t>>> promise) {
         s.ensure_ready([&s, topic, promise](std::exception_ptr error) {
           if (error) {
             promise->set_exception(error);
@@ -851,7 +903,7 @@ std::uint32_t Client::partitions(const std::string& topic) {
 std::shared_ptr<Producer> Client::create_producer(const std::string& topic) {
   ClientState& s = *state_;
   const std::uint64_t id = s.call<std::uint64_t>(
-      "PRODUCER " + topic, [&s, topic](std::shared_ptr<std::promise<std::uint64_t>> promise) {
+      "PRODUCER " + topic, [&s, topic](std::shared_ptr<Reply<Outcome<std::uint64_t>>> promise) {
         auto producer = std::make_shared<ProducerState>();
         producer->id = ++s.last_id;
         producer->topic = topic;
@@ -875,7 +927,8 @@ std::shared_ptr<Consumer> Client::subscribe(const std::string& topic,
   ClientState& s = *state_;
   auto state = s.call<std::shared_ptr<ConsumerState>>(
       "SUBSCRIBE " + topic,
-      [&s, topic, options](std::shared_ptr<std::promise<std::shared_ptr<ConsumerState>>> promise) {
+      [&s, topic,
+       options](std::shared_ptr<Reply<Outcome<std::shared_ptr<ConsumerState>>>> promise) {
         auto consumer = std::make_shared<ConsumerState>();
         consumer->id = ++s.last_id;
         consumer->topic = topic;
@@ -897,9 +950,9 @@ std::shared_ptr<Consumer> Client::subscribe(const std::string& topic,
 
 // ---- Producer ----
 
-std::future<MessageId> Producer::send_async(OutgoingMessage message) {
-  auto promise = std::make_shared<std::promise<MessageId>>();
-  std::future<MessageId> future = promise->get_future();
+std::future<SendResult> Producer::send_async(OutgoingMessage message) {
+  auto promise = std::make_shared<Reply<SendResult>>();
+  std::future<SendResult> future = promise->future();
   ClientState& s = *client_;
   const bool posted = s.post([&s, id = id_, promise, message = std::move(message)] {
     const auto found = s.producers.find(id);
@@ -950,8 +1003,8 @@ std::future<MessageId> Producer::send_async(OutgoingMessage message) {
 }
 
 MessageId Producer::send(OutgoingMessage message) {
-  std::future<MessageId> future = send_async(std::move(message));
-  return await_future(future, client_->options.operation_timeout, "SEND to " + topic_);
+  std::future<SendResult> future = send_async(std::move(message));
+  return await_future(future, client_->options.operation_timeout, "SEND to " + topic_).get();
 }
 
 // ---- Consumer ----
@@ -990,7 +1043,7 @@ void Consumer::settle(const Received& message, bool positive) {
   const std::string what = std::string(positive ? "ACK" : "negative ACK") + " of " +
                            id_text(message.id) + " on " + topic_;
   s.call<bool>(what, [&s, id = id_, message, positive,
-                      what](std::shared_ptr<std::promise<bool>> promise) {
+                      what](std::shared_ptr<Reply<Outcome<bool>>> promise) {
     const auto found = s.consumers.find(id);
     if (s.closed || found == s.consumers.end()) {
       promise->set_exception(std::make_exception_ptr(ClosedError("pulsar: " + what + ": closed")));

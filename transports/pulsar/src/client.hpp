@@ -90,6 +90,28 @@ class StaleDelivery : public TransportError {
       : TransportError(ErrorCode::StaleDelivery, what, false) {}
 };
 
+/// An error as a value: what crosses from the I/O thread to a caller, who throws it
+/// (throw_failure) on its own thread. (An exception object shared by two threads through an
+/// exception_ptr is reference-counted inside the uninstrumented C++ runtime, which
+/// ThreadSanitizer cannot see.)
+struct Failure {
+  ErrorCode code = ErrorCode::Transport;
+  std::string what = {};
+  bool transient = true;
+};
+
+/// Throws `failure` as its class: StaleDelivery, TransportError, TimeoutError, ConfigError,
+/// ClosedError (core's throw_error for the others).
+[[noreturn]] void throw_failure(const Failure& failure);
+
+/// A send's outcome: the receipt's message id or the failure.
+struct SendResult {
+  std::optional<MessageId> value = {};
+  std::optional<Failure> failure = {};
+  /// The id; throws the failure.
+  [[nodiscard]] MessageId get() const;
+};
+
 struct ClientState;
 struct ConsumerState;
 
@@ -98,11 +120,11 @@ struct ConsumerState;
 /// Thread-safety: every method may be called from any thread at once.
 class Producer {
  public:
-  /// SEND, resolved with the id of its SEND_RECEIPT (D-9); a SEND_ERROR or broker ERROR rejects
+  /// SEND, resolved with the id of its SEND_RECEIPT (D-9); a SEND_ERROR or broker ERROR resolves
   /// it with the mapped error (broker_error()), a connection lost first or a producer not
   /// connected (reconnecting) with a transient TransportError: the caller resends. Many sends
-  /// may be in flight; receipts resolve them by sequence id.
-  std::future<MessageId> send_async(OutgoingMessage message);
+  /// may be in flight; receipts resolve them by sequence id. SendResult::get() throws.
+  std::future<SendResult> send_async(OutgoingMessage message);
   /// send_async() and waits up to operation_timeout (TimeoutError).
   MessageId send(OutgoingMessage message);
   [[nodiscard]] const std::string& topic() const { return topic_; }

@@ -260,13 +260,13 @@ TEST(PulsarClientFake, ReceiptsAndSendErrorsMatchTheirSequenceIds) {
   });
   Client client(options_for(broker));
   auto producer = client.create_producer(topic);
-  std::future<MessageId> one = producer->send_async(OutgoingMessage{.payload = "one"});
-  std::future<MessageId> two = producer->send_async(OutgoingMessage{.payload = "two"});
-  const MessageId id = two.get();
+  std::future<SendResult> one = producer->send_async(OutgoingMessage{.payload = "one"});
+  std::future<SendResult> two = producer->send_async(OutgoingMessage{.payload = "two"});
+  const MessageId id = two.get().get();
   EXPECT_EQ(id.ledger, 3U);
   EXPECT_EQ(id.entry, 8U);
   try {
-    static_cast<void>(one.get());
+    static_cast<void>(one.get().get());
     ADD_FAILURE() << "a send with a SEND_ERROR succeeded";
   } catch (const TransportError& e) {
     EXPECT_FALSE(e.is_transient());
