@@ -5,6 +5,8 @@
 // round trips, pipelined sends, the flow window, negative acks, acks across connections, a
 // broker killed and restarted mid-run, close() waking a blocked receive, partitioned topics.
 
+#include <babelqueue/testing/command.hpp>
+
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -273,6 +275,35 @@ TEST(PulsarClient, PartitionedTopicAcrossPartitions) {
       consumers[static_cast<std::size_t>(p)]->ack(got);
     }
   }
+}
+
+// A batch of the official Java client (LZ4, 5 entries, support/PulsarJavaPeer.java) arrives as 5
+// messages; acking all 5 acks the batch: a later consumer of the subscription gets nothing.
+TEST(PulsarClient, BatchedEntriesOfTheJavaClientAreMessagesAckedAsABatch) {
+  BABELQUEUE_REQUIRE_PULSAR();
+  PulsarServer& server = shared_pulsar_server();
+  const std::string prefix = fresh_topic("java-batch") + "-";
+  const std::string topic = prefix + "lz4";
+  {
+    Client client(options_for(server));
+    auto consumer = client.subscribe(topic, ConsumerOptions{.subscription = "s", .prefetch = 3});
+    const babelqueue::testing::CommandResult peer = babelqueue::testing::run_command(
+        {pulsar_java(), "-cp", pulsar_jars() + "/*", BABELQUEUE_PULSAR_JAVA_PEER,
+         server.service_url(), prefix, "5", "LZ4"});
+    ASSERT_EQ(peer.exit_code, 0) << peer.output;
+    ASSERT_NE(peer.output.find("peer: sent 5 LZ4"), std::string::npos) << peer.output;
+    for (int i = 0; i < 5; ++i) {
+      const Received got = receive_one(*consumer);
+      EXPECT_EQ(got.id.batch_index, i);
+      EXPECT_EQ(got.id.batch_size, 5);
+      EXPECT_EQ(got.payload, "message " + std::to_string(i) + " of LZ4 " + std::string(2048, 'x'));
+      EXPECT_EQ(got.properties, (std::map<std::string, std::string>{{"i", std::to_string(i)}}));
+      consumer->ack(got);
+    }
+  }
+  Client again(options_for(server));
+  auto consumer = again.subscribe(topic, ConsumerOptions{.subscription = "s"});
+  EXPECT_FALSE(consumer->receive(milliseconds(500)).has_value()) << "the batch was not acked";
 }
 
 // A topic unload makes the broker send CLOSE_PRODUCER and CLOSE_CONSUMER: both are re-created on
