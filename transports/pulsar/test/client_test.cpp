@@ -306,6 +306,30 @@ TEST(PulsarClient, BatchedEntriesOfTheJavaClientAreMessagesAckedAsABatch) {
   EXPECT_FALSE(consumer->receive(milliseconds(500)).has_value()) << "the batch was not acked";
 }
 
+// An Exclusive subscription refuses a second consumer: the broker's ConsumerBusy is a transient
+// TransportError naming the topic; the subscription type is the one asked for.
+TEST(PulsarClient, ExclusiveSubscriptionRefusesASecondConsumer) {
+  BABELQUEUE_REQUIRE_PULSAR();
+  PulsarServer& server = shared_pulsar_server();
+  const std::string topic = fresh_topic("exclusive");
+  Client client(options_for(server));
+  const ConsumerOptions exclusive{.subscription = "only", .type = SubscriptionType::Exclusive};
+  auto first = client.subscribe(topic, exclusive);
+  try {
+    static_cast<void>(client.subscribe(topic, exclusive));
+    ADD_FAILURE() << "a second consumer joined an Exclusive subscription";
+  } catch (const TransportError& e) {
+    EXPECT_TRUE(e.is_transient()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ConsumerBusy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(topic), std::string::npos) << e.what();
+  }
+  // The first consumer still works.
+  client.create_producer(topic)->send(OutgoingMessage{.payload = "x"});
+  const Received got = receive_one(*first);
+  EXPECT_EQ(got.payload, "x");
+  first->ack(got);
+}
+
 // A topic unload makes the broker send CLOSE_PRODUCER and CLOSE_CONSUMER: both are re-created on
 // the same connection; the deliveries of the closed consumer are refused for ack.
 TEST(PulsarClient, RecreatesWhatTheBrokerClosesOnUnload) {
