@@ -10,10 +10,13 @@
 # in a temp dir, renamed). A transport's support script calls it with its pins, e.g.
 # transports/kafka/test/support/kafka_dist.sh, transports/artemis/test/support/artemis_dist.sh.
 #
-# Usage: maven_dist.sh NAME DIR GROUP:ARTIFACT:VERSION...     prints DIR/libs
+# Usage: maven_dist.sh NAME DIR [bom:]GROUP:ARTIFACT:VERSION...     prints DIR/libs
 #        maven_dist.sh NAME DIR GROUP:ARTIFACT:VERSION:tar.gz:CLASSIFIER   prints DIR/home
-#   NAME names the distribution in messages and the stamp file; the first artifact's jar must
-#   be among what Maven copied.
+#   NAME names the distribution in messages and the stamp file; the first plain artifact's jar
+#   must be among what Maven copied. An artifact written bom:GROUP:ARTIFACT:VERSION is a POM
+#   whose dependency management is imported (the versions a project pins for its transitive
+#   dependencies, e.g. a broker's parent POM; without it Maven takes the nearest version of each,
+#   which can mix incompatible releases of one library); it adds no jar.
 # Exit status: 0 ready, 1 the jars could not be fetched (reason on stderr), 2 bad usage.
 # BABELQUEUE_MVN (default mvn on PATH) picks Maven; its settings (~/.m2) apply.
 set -euo pipefail
@@ -76,19 +79,32 @@ if [ -n "$archive" ]; then
   exit 0
 fi
 dependencies=""
+imports=""
+jars=()
 for artifact in "${artifacts[@]}"; do
-  IFS=: read -r group id version <<<"$artifact"
-  [ -n "$group" ] && [ -n "$id" ] && [ -n "$version" ] || fail "not GROUP:ARTIFACT:VERSION: $artifact"
-  dependencies+="    <dependency><groupId>$group</groupId><artifactId>$id</artifactId>"
-  dependencies+="<version>$version</version></dependency>"$'\n'
+  coordinates=${artifact#bom:}
+  IFS=: read -r group id version <<<"$coordinates"
+  [ -n "$group" ] && [ -n "$id" ] && [ -n "$version" ] ||
+    fail "not [bom:]GROUP:ARTIFACT:VERSION: $artifact"
+  entry="<dependency><groupId>$group</groupId><artifactId>$id</artifactId><version>$version</version>"
+  if [ "$coordinates" != "$artifact" ]; then
+    imports+="      $entry<type>pom</type><scope>import</scope></dependency>"$'\n'
+  else
+    dependencies+="    $entry</dependency>"$'\n'
+    jars+=("$coordinates")
+  fi
 done
+[ "${#jars[@]}" -gt 0 ] || fail "no artifact to fetch besides bom: imports"
+management=""
+[ -z "$imports" ] ||
+  management="  <dependencyManagement><dependencies>"$'\n'"$imports  </dependencies></dependencyManagement>"$'\n'
 cat >"$work/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>babelqueue.test</groupId>
   <artifactId>$name-dist</artifactId>
   <version>1</version>
-  <dependencies>
+$management  <dependencies>
 $dependencies  </dependencies>
 </project>
 POM
@@ -97,7 +113,7 @@ if ! "$mvn" -q -B -f "$work/pom.xml" dependency:copy-dependencies \
   tail -n 20 "$work/mvn.log" >&2
   fail "could not fetch $wanted from Maven Central (is it reachable?)"
 fi
-IFS=: read -r _ first_id first_version <<<"${artifacts[0]}"
+IFS=: read -r _ first_id first_version <<<"${jars[0]}"
 [ -f "$work/libs/$first_id-$first_version.jar" ] || fail "Maven left no $first_id jar"
 echo "$wanted" >"$work/libs/babelqueue-$name.stamp"
 rm -rf "$dir/libs"

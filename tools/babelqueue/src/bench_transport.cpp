@@ -57,6 +57,13 @@ double rate(long messages, Clock::duration elapsed) {
          std::max(std::chrono::duration<double>(elapsed).count(), 1e-9);
 }
 
+// A timed consume round: its duration and what it cost per message.
+struct ConsumeRound {
+  Clock::duration took{};
+  double cpu_ns_per_msg = 0;
+  double waits_per_msg = 0;
+};
+
 // Two queues, `each` (fresh unless named) and `each`-batch: `each` is filled one publish at a
 // time, `batched` in batches (or one at a time when the transport has no BatchPublisher); one
 // worker drains `each`, N workers `batched`.
@@ -94,11 +101,9 @@ class TransportBench {
     return Clock::now() - start;
   }
 
-  // Drains warm + n messages; the time of the last n.
-  Clock::duration consume_each(long warm, long n) { return consume(each_, warm, n, 1); }
-  Clock::duration consume_batched(long warm, long n) {
-    return consume(batched_, warm, n, workers_);
-  }
+  // Drains warm + n messages; the time and cost of the last n.
+  ConsumeRound consume_each(long warm, long n) { return consume(each_, warm, n, 1); }
+  ConsumeRound consume_batched(long warm, long n) { return consume(batched_, warm, n, workers_); }
 
   // With the last acknowledgements sent both queues must be empty, or the figures did not
   // measure what they claim. A transport without an Inspector is taken at its word.
@@ -135,7 +140,7 @@ class TransportBench {
   // Until warm + n messages were handled by `workers` handlers at once; the time from the
   // warm-th to the last one (in one run: the App would take more than `warm` from a queue that
   // holds more, and the timed run would miss them).
-  Clock::duration consume(const std::string& queue, long warm, long n, int workers) {
+  ConsumeRound consume(const std::string& queue, long warm, long n, int workers) {
     App app(opened_.transport, AppOptions{.default_queue = queue,
                                           .poll_timeout = std::chrono::milliseconds(100),
                                           .concurrency = workers});
@@ -143,6 +148,9 @@ class TransportBench {
     std::atomic<long> handled{0};
     std::atomic<bool> done{false};
     std::atomic<Clock::rep> warmed{0};
+    // Written before `warmed` and `done` are stored, read after they were seen.
+    Usage at_warm = Usage::now();
+    Usage at_end;
     const auto finish = [&done] {
       done.store(true);
       done.notify_all();
@@ -153,8 +161,14 @@ class TransportBench {
                    work_sink_.fetch_xor(cpu_work(seed, cpu_work_), std::memory_order_relaxed);
                  }
                  const long count = handled.fetch_add(1, std::memory_order_relaxed) + 1;
-                 if (count == warm) warmed.store(Clock::now().time_since_epoch().count());
-                 if (count == total) finish();
+                 if (count == warm) {
+                   at_warm = Usage::now();
+                   warmed.store(Clock::now().time_since_epoch().count());
+                 }
+                 if (count == total) {
+                   at_end = Usage::now();
+                   finish();
+                 }
                  return Status{};
                }));
     Status status;
@@ -173,7 +187,10 @@ class TransportBench {
                       std::to_string(total) + " messages" +
                       (status.ok() ? std::string() : std::string(": ") + status.error().what()));
     }
-    return end - (warm == 0 ? start : Clock::time_point(Clock::duration(warmed.load())));
+    const auto per_msg = [n](double v) { return v / static_cast<double>(n); };
+    return {end - (warm == 0 ? start : Clock::time_point(Clock::duration(warmed.load()))),
+            per_msg(at_end.cpu_ns - at_warm.cpu_ns),
+            per_msg(static_cast<double>(at_end.waits - at_warm.waits))};
   }
 
   OpenedTransport opened_;
@@ -201,22 +218,29 @@ int run_bench_transport(const TransportBenchArgs& a) {
   const double publish_rate = rate(a.messages, bench.publish_each(a.messages));
   (void)bench.publish_batched(warm);
   const std::optional<Clock::duration> batched = bench.publish_batched(a.messages);
-  const double consume_rate = rate(a.messages, bench.consume_each(warm, a.messages));
-  const double workers_rate = rate(a.messages, bench.consume_batched(warm, a.messages));
+  const ConsumeRound one = bench.consume_each(warm, a.messages);
+  const ConsumeRound many = bench.consume_batched(warm, a.messages);
+  const double consume_rate = rate(a.messages, one.took);
+  const double workers_rate = rate(a.messages, many.took);
   const std::size_t bytes = bench.message_bytes();
   bench.check_empty_and_close();
 
   if (a.json) {
     write_stdout(
-        Json::object({{"transport", component},
-                      {"messages", a.messages},
-                      {"workers", a.workers},
-                      {"cpu_work", a.cpu_work},
-                      {"publish_msgs_per_s", std::round(publish_rate)},
-                      {"publish_batch_msgs_per_s",
-                       batched ? Json(std::round(rate(a.messages, *batched))) : Json(nullptr)},
-                      {"consume_msgs_per_s", std::round(consume_rate)},
-                      {"consume_workers_msgs_per_s", std::round(workers_rate)}})
+        Json::object(
+            {{"transport", component},
+             {"messages", a.messages},
+             {"workers", a.workers},
+             {"cpu_work", a.cpu_work},
+             {"publish_msgs_per_s", std::round(publish_rate)},
+             {"publish_batch_msgs_per_s",
+              batched ? Json(std::round(rate(a.messages, *batched))) : Json(nullptr)},
+             {"consume_msgs_per_s", std::round(consume_rate)},
+             {"consume_workers_msgs_per_s", std::round(workers_rate)},
+             {"consume_cpu_ns_per_msg", std::round(one.cpu_ns_per_msg)},
+             {"consume_waits_per_msg", std::round(one.waits_per_msg * 1000) / 1000},
+             {"consume_workers_cpu_ns_per_msg", std::round(many.cpu_ns_per_msg)},
+             {"consume_workers_waits_per_msg", std::round(many.waits_per_msg * 1000) / 1000}})
             .dump() +
         "\n");
     return kExitOk;
@@ -240,6 +264,12 @@ int run_bench_transport(const TransportBenchArgs& a) {
   row("consume, 1 worker", consume_rate);
   row("consume, " + std::to_string(a.workers) + (a.workers == 1 ? " worker" : " workers"),
       workers_rate);
+  std::snprintf(line, sizeof line,
+                "  per message consumed (the process, every thread): 1 worker %.0f ns CPU, %.3f "
+                "waits; %d: %.0f ns CPU, %.3f waits\n",
+                one.cpu_ns_per_msg, one.waits_per_msg, a.workers, many.cpu_ns_per_msg,
+                many.waits_per_msg);
+  out += line;
   write_stdout(out);
   return kExitOk;
 }

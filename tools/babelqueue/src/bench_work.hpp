@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <string>
 
@@ -26,6 +28,23 @@ inline std::string handler_description(int rounds) {
   return rounds > 0 ? "handler doing " + std::to_string(rounds) + " hash rounds"
                     : std::string("no-op handler");
 }
+
+// The process's CPU time (user + system, every thread) and voluntary context switches (a thread
+// blocked: each is a wake-up later) so far: the load-insensitive cost of a consume round (`bench
+// transport` and the raw baselines it is compared with).
+struct Usage {
+  double cpu_ns = 0;
+  long waits = 0;
+
+  static Usage now() noexcept {
+    rusage r{};
+    (void)getrusage(RUSAGE_SELF, &r);
+    const auto ns = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_usec) * 1e3;
+    };
+    return {ns(r.ru_utime) + ns(r.ru_stime), r.ru_nvcsw};
+  }
+};
 
 // The --cpu-work option's help text.
 inline constexpr const char* kCpuWorkHelp =

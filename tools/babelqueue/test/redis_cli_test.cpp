@@ -299,7 +299,7 @@ TEST_F(RedisCliTest, BenchTransportPrintsJsonAndLeavesNothingBehind) {
       {"bench", "transport", "--url", url(), "--messages", "2000", "--workers", "3", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r;
   const Json out = Json::parse(r.out);
-  EXPECT_EQ(out.size(), 8U) << r.out;
+  EXPECT_EQ(out.size(), 12U) << r.out;
   EXPECT_EQ(out.find("transport")->as_string(), "redis");
   EXPECT_EQ(out.find("messages")->as_int64(), 2000);
   EXPECT_EQ(out.find("workers")->as_int64(), 3);
@@ -310,6 +310,19 @@ TEST_F(RedisCliTest, BenchTransportPrintsJsonAndLeavesNothingBehind) {
     ASSERT_NE(v, nullptr) << key;
     ASSERT_TRUE(v->as_int64().has_value()) << key;
     EXPECT_GT(*v->as_int64(), 0) << key;
+  }
+  // The consume rounds' CPU time and blocking waits per message (every thread of the process).
+  for (const char* key : {"consume_cpu_ns_per_msg", "consume_workers_cpu_ns_per_msg"}) {
+    const Json* v = out.find(key);
+    ASSERT_NE(v, nullptr) << key;
+    ASSERT_TRUE(v->is_number()) << key;
+    EXPECT_GT(v->as_number().as_double(), 0) << key;
+  }
+  for (const char* key : {"consume_waits_per_msg", "consume_workers_waits_per_msg"}) {
+    const Json* v = out.find(key);
+    ASSERT_NE(v, nullptr) << key;
+    ASSERT_TRUE(v->is_number()) << key;
+    EXPECT_GE(v->as_number().as_double(), 0) << key;
   }
   EXPECT_EQ(raw().command({"DBSIZE"}).as_integer(), 0);
 }

@@ -9,7 +9,9 @@
 //   produce1  produce one record, wait for its delivery report
 //   produceN  produce --batch records, wait for all their reports
 //   consume   a consumer group member (auto commit off) reading them, committing the position
-//             asynchronously every --commit-every records (one worker)
+//             asynchronously every --commit-every records (one worker, the transport's
+//             commit_batch); each record's headers are read in place (the C API, no copy), as a
+//             job-queue consumer reads its bq-* headers (--no-headers: the loop reads none)
 //
 // produce1 fills one topic, produceN a second one; consume drains the first. Every pattern runs
 // an untimed warm-up of min(--warmup, --messages) records first (the consume warm-up includes
@@ -20,6 +22,8 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 #include <CLI/CLI.hpp>
+
+#include "bench_work.hpp"  // tools/babelqueue/src: Usage, as `bench transport` measures it
 
 #include <unistd.h>
 
@@ -49,6 +53,7 @@ struct Args {
   long batch = 16;  // kBenchBatch of tools/babelqueue/src/bench_transport.cpp
   long commit_every = 100;
   long warmup = 1000;
+  bool headers = true;
   bool json = false;
 };
 
@@ -68,6 +73,7 @@ Args parse(int argc, char** argv) {
       ->check(CLI::Range(1L, 1'000'000L));
   app.add_option("--warmup", a.warmup, "Untimed records before each pattern")
       ->check(CLI::Range(0L, 100'000'000L));
+  app.add_flag("!--no-headers", a.headers, "Consume without reading the records' headers");
   app.add_flag("--json", a.json, "Print one JSON object");
   try {
     app.parse(argc, argv);
@@ -170,7 +176,8 @@ class Producer {
 
 class Consumer {
  public:
-  Consumer(const Args& a, const std::string& topic) : commit_every_(a.commit_every) {
+  Consumer(const Args& a, const std::string& topic)
+      : commit_every_(a.commit_every), headers_(a.headers) {
     const std::unique_ptr<RdKafka::Conf> conf = make_conf(
         a,
         {{"group.id", topic}, {"enable.auto.commit", "false"}, {"auto.offset.reset", "earliest"}});
@@ -194,10 +201,26 @@ class Consumer {
       if (message->err() == RdKafka::ERR__TIMED_OUT) continue;
       if (message->err() != RdKafka::ERR_NO_ERROR)
         throw std::runtime_error("consume: " + message->errstr());
+      if (headers_) read_headers(*message);
       ++got;
       if (++since_commit_ == commit_every_) commit();
     }
   }
+
+  // Every header's name and value, in place (a consumer finds its bq-* headers among them).
+  void read_headers(RdKafka::Message& message) {
+    rd_kafka_headers_t* headers = nullptr;
+    if (rd_kafka_message_headers(message.c_ptr(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    const char* name = nullptr;
+    const void* value = nullptr;
+    std::size_t size = 0;
+    for (std::size_t i = 0;
+         rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+         ++i) {
+      header_bytes_ += std::string_view(name).size() + (value == nullptr ? 0 : size);
+    }
+  }
+  [[nodiscard]] std::size_t header_bytes() const { return header_bytes_; }
 
   void commit() {
     since_commit_ = 0;
@@ -211,7 +234,9 @@ class Consumer {
 
  private:
   long commit_every_;
+  bool headers_;
   long since_commit_ = 0;
+  std::size_t header_bytes_ = 0;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
 };
 
@@ -264,21 +289,32 @@ int main(int argc, char** argv) {
     const double produce1 = produce(each, 1);
     const double produce_n = produce(batched, a.batch);
     double consume = 0;
+    std::size_t header_bytes = 0;
+    babelqueue::cli::Usage before;
+    babelqueue::cli::Usage after;
     {
       Consumer consumer(a, each);
       consumer.consume(warm);
+      before = babelqueue::cli::Usage::now();
       const auto start = Clock::now();
       consumer.consume(a.messages);
       consume = rate_since(a.messages, start);
+      after = babelqueue::cli::Usage::now();
+      header_bytes = consumer.header_bytes();
     }
+    const auto n = static_cast<double>(a.messages);
+    const double cpu_ns = (after.cpu_ns - before.cpu_ns) / n;
+    const double waits = static_cast<double>(after.waits - before.waits) / n;
     delete_topics(producer.handle(), {each, batched});
     if (a.json) {
       std::printf(
           "{\"client\":\"librdkafka %s\",\"bootstrap\":\"%s\",\"messages\":%ld,\"bytes\":%zu,"
           "\"batch\":%ld,\"commit_every\":%ld,\"produce1_msgs_per_s\":%.0f,"
-          "\"produceN_msgs_per_s\":%.0f,\"consume_msgs_per_s\":%.0f}\n",
+          "\"produceN_msgs_per_s\":%.0f,\"consume_msgs_per_s\":%.0f,"
+          "\"consume_cpu_ns_per_msg\":%.0f,\"consume_waits_per_msg\":%.3f,"
+          "\"header_bytes_read\":%zu}\n",
           RdKafka::version_str().c_str(), a.bootstrap.c_str(), a.messages, body.size(), a.batch,
-          a.commit_every, produce1, produce_n, consume);
+          a.commit_every, produce1, produce_n, consume, cpu_ns, waits, header_bytes);
     } else {
       std::printf("librdkafka %s on %s, %ld records of %zu bytes, acks=all, idempotent\n",
                   RdKafka::version_str().c_str(), a.bootstrap.c_str(), a.messages, body.size());
@@ -287,8 +323,12 @@ int main(int argc, char** argv) {
                   ("produce " + std::to_string(a.batch) + ", wait for their reports").c_str(),
                   produce_n);
       std::printf("  %-40s %12.0f msg/s\n",
-                  ("consume, commitAsync every " + std::to_string(a.commit_every)).c_str(),
+                  ("consume, commitAsync every " + std::to_string(a.commit_every) +
+                   (a.headers ? ", headers read" : ", headers not read"))
+                      .c_str(),
                   consume);
+      std::printf("  per record consumed (the process, every thread): %.0f ns CPU, %.3f waits\n",
+                  cpu_ns, waits);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "raw_baseline: %s\n", e.what());

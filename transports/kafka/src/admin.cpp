@@ -216,7 +216,7 @@ Result<std::vector<PeekedMessage>> peek_topic(const Options& options, EventLogge
     if (m->offset() + 1 >= end->second) ends.erase(end);
     PeekedMessage peeked;
     peeked.body = record_value(*m);
-    peeked.headers = text_headers(record_headers(*m));
+    peeked.headers = text_headers(WireHeaders(*m).view());
     out.push_back(std::move(peeked));
   }
   consumer.close();

@@ -3,8 +3,6 @@
 
 #include "client.hpp"
 
-#include <librdkafka/rdkafka.h>
-
 #include "options.hpp"
 
 namespace babelqueue::kafka::detail {
@@ -48,24 +46,28 @@ Error map_error(RdKafka::ErrorCode code, std::string_view what, std::string_view
   return TransportError(text);
 }
 
-RecordHeaders record_headers(RdKafka::Message& message) {
-  // The C API reads the headers in place; the C++ Headers::get_all() would copy each one first.
-  RecordHeaders out;
+WireHeaders::WireHeaders(RdKafka::Message& message) {
+  // The C API detaches the list librdkafka parsed (no copy); the C++ Headers would copy each one.
   rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(message.c_ptr(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return out;
+  if (rd_kafka_message_detach_headers(message.c_ptr(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      headers == nullptr) {
+    return;
   }
-  out.reserve(rd_kafka_header_cnt(headers));
+  list_.reset(headers);
+  views_.reserve(rd_kafka_header_cnt(headers));
   const char* name = nullptr;
   const void* value = nullptr;
   std::size_t size = 0;
   for (std::size_t i = 0;
        rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
        ++i) {
-    RecordHeader& header = out.emplace_back(RecordHeader{.name = name, .value = std::nullopt});
-    if (value != nullptr) header.value.emplace(static_cast<const char*>(value), size);
+    HeaderView& view = views_.emplace_back(HeaderView{.name = name, .value = std::nullopt});
+    if (value != nullptr) view.value.emplace(static_cast<const char*>(value), size);
   }
-  return out;
+}
+
+void WireHeaders::Destroy::operator()(rd_kafka_headers_t* headers) const noexcept {
+  rd_kafka_headers_destroy(headers);
 }
 
 std::string record_value(const RdKafka::Message& message) {

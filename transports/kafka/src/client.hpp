@@ -5,10 +5,13 @@
 #include <babelqueue/errors.hpp>
 #include <babelqueue/log.hpp>
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "records.hpp"
 
@@ -22,8 +25,26 @@ namespace babelqueue::kafka::detail {
 /// True for the codes that mean the configuration or the credentials cannot work (ConfigError).
 [[nodiscard]] bool is_permanent(RdKafka::ErrorCode code) noexcept;
 
-/// The header list of a consumed record as on the wire.
-[[nodiscard]] RecordHeaders record_headers(RdKafka::Message& message);
+/// The header list of a consumed record as on the wire (order, duplicates and null values),
+/// taken from the message (so it outlives it: a restore writes it back) and read in place.
+///
+/// Thread-safety: const members from any thread.
+class WireHeaders {
+ public:
+  WireHeaders() = default;
+  /// Takes `message`'s headers (librdkafka parses them on first access); none when it has none.
+  explicit WireHeaders(RdKafka::Message& message);
+
+  [[nodiscard]] HeaderViews view() const noexcept { return views_; }
+
+ private:
+  struct Destroy {
+    void operator()(rd_kafka_headers_t* headers) const noexcept;
+  };
+  std::unique_ptr<rd_kafka_headers_t, Destroy> list_;
+  // Into list_'s entries, which never move.
+  std::vector<HeaderView> views_;
+};
 /// The value bytes of a consumed record (a null value is empty).
 [[nodiscard]] std::string record_value(const RdKafka::Message& message);
 

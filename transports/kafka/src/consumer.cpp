@@ -40,7 +40,7 @@ struct OwnedPartitions {
 }  // namespace
 
 const Handle* handle_of(const ReceivedMessage& msg) noexcept {
-  const auto* handle = std::any_cast<std::shared_ptr<const Handle>>(&msg.handle);
+  const auto* handle = std::any_cast<HandleRef>(&msg.handle);
   return handle == nullptr ? nullptr : handle->get();
 }
 
@@ -71,20 +71,19 @@ Consumer::~Consumer() {
   close();
 }
 
-ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoch) {
-  auto handle = std::make_shared<Handle>();
+void Consumer::received(ReceivedMessage& msg, RdKafka::Message& message, std::uint64_t epoch) {
+  auto handle = std::make_unique<Handle>();
   handle->consumer = weak_from_this();
   handle->topic = topic_;
   handle->partition = message.partition();
   handle->offset = message.offset();
   handle->epoch = epoch;
-  handle->headers = record_headers(message);
+  handle->headers = WireHeaders(message);
   handle->timestamp_ms = message.timestamp().timestamp;
 
-  Incoming in = incoming(record_value(message), handle->headers);
+  Incoming in = incoming(record_value(message), handle->headers.view());
   handle->original_value = std::move(in.original_value);
 
-  ReceivedMessage msg;
   msg.body = std::move(in.body);
   msg.queue = queue_;
   msg.headers = std::move(in.headers);
@@ -103,8 +102,7 @@ ReceivedMessage Consumer::received(RdKafka::Message& message, std::uint64_t epoc
       logger_.log(LogLevel::Warning, "kafka: on_schema_version_rejected threw");
     }
   }
-  msg.handle = std::shared_ptr<const Handle>(std::move(handle));
-  return msg;
+  msg.handle = HandleRef(std::move(handle));
 }
 
 Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
@@ -116,6 +114,12 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
     stashed_.pop_front();
     if (stashed_.empty()) set_paused(false);
     return take(std::move(message));
+  }
+  {
+    // A record fetched already is taken without reading the clock or arming a timed wait (the
+    // common case while a backlog drains).
+    std::unique_ptr<RdKafka::Message> message(consumer_->consume(0));
+    if (message->err() != RdKafka::ERR__TIMED_OUT) return take(std::move(message));
   }
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
@@ -167,7 +171,9 @@ Result<std::optional<ReceivedMessage>> Consumer::take(std::unique_ptr<RdKafka::M
         epoch = tracker_.hand_out(message->partition(), message->offset());
       }
       if (!epoch) return std::optional<ReceivedMessage>();
-      return std::optional<ReceivedMessage>(received(*message, *epoch));
+      Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>(std::in_place));
+      received(**out, *message, *epoch);
+      return out;
     }
     case RdKafka::ERR__TIMED_OUT:
     case RdKafka::ERR__PARTITION_EOF: {
@@ -345,8 +351,7 @@ void Consumer::close() {
 }
 
 bool Consumer::closed() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closing_;
+  return closing_.load(std::memory_order_acquire);
 }
 
 }  // namespace babelqueue::kafka::detail

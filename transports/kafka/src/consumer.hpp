@@ -7,6 +7,7 @@
 
 #include <librdkafka/rdkafkacpp.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "client.hpp"
 #include "offsets.hpp"
@@ -33,8 +35,37 @@ struct Handle {
   std::uint64_t epoch = 0;
   /// The value bytes when `body` is a KFK-10 rewrite of them.
   std::optional<std::string> original_value;
-  RecordHeaders headers;
+  WireHeaders headers;
   std::int64_t timestamp_ms = 0;
+  /// The HandleRefs to it.
+  mutable std::atomic<std::uint32_t> refs{1};
+};
+
+/// What a ReceivedMessage's `handle` holds: a counted reference to its Handle, one pointer wide,
+/// so std::any keeps it in place (a shared_ptr would take an allocation more per record).
+///
+/// Thread-safety: copies may be made and destroyed from any thread.
+class HandleRef {
+ public:
+  /// Takes `handle`, whose `refs` is 1.
+  explicit HandleRef(std::unique_ptr<Handle> handle) noexcept : handle_(handle.release()) {}
+  HandleRef(const HandleRef& other) noexcept : handle_(other.handle_) {
+    if (handle_ != nullptr) handle_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  HandleRef(HandleRef&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  HandleRef& operator=(HandleRef other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  ~HandleRef() {
+    if (handle_ != nullptr && handle_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete handle_;
+    }
+  }
+  [[nodiscard]] const Handle* get() const noexcept { return handle_; }
+
+ private:
+  const Handle* handle_;
 };
 
 /// The Kafka handle of `msg`, or nullptr when it has none.
@@ -88,7 +119,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   void revoke(const std::vector<RdKafka::TopicPartition*>& partitions);
   /// close() has begun.
   bool closed();
-  ReceivedMessage received(RdKafka::Message& message, std::uint64_t epoch);
+  /// Fills `msg` (built in place by the caller: it is not moved on its way out).
+  void received(ReceivedMessage& msg, RdKafka::Message& message, std::uint64_t epoch);
 
   const Options& options_;
   std::string queue_;
@@ -104,7 +136,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   std::mutex mu_;
   std::condition_variable settled_;
   OffsetTracker tracker_;
-  bool closing_ = false;  // set once by close()
+  // Set once by close(), holding mu_ (the revoke's wait reads it); read without it by every pop.
+  std::atomic<bool> closing_{false};
   // The last commit sent was asynchronous (a synchronous one after it confirms it).
   bool async_unconfirmed_ = false;
 

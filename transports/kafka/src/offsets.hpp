@@ -2,7 +2,9 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -35,7 +37,17 @@ class OffsetTracker {
     const auto it = partitions_.find(partition);
     if (it == partitions_.end()) return std::nullopt;
     Partition& p = it->second;
-    p.outstanding[offset] = p.epoch;
+    auto& out = p.outstanding;
+    if (out.empty() || out.back().first < offset) {
+      out.emplace_back(offset, p.epoch);  // the usual case: offsets come in order
+    } else {
+      const auto at = find(out, offset);
+      if (at != out.end() && at->first == offset) {
+        at->second = p.epoch;
+      } else {
+        out.emplace(at, offset, p.epoch);
+      }
+    }
     if (p.start < 0) p.start = offset;
     if (offset + 1 > p.next) p.next = offset + 1;
     return p.epoch;
@@ -47,8 +59,8 @@ class OffsetTracker {
     const auto it = partitions_.find(partition);
     if (it == partitions_.end()) return false;
     auto& outstanding = it->second.outstanding;
-    const auto at = outstanding.find(offset);
-    if (at == outstanding.end() || at->second != epoch) return false;
+    const auto at = find(outstanding, offset);
+    if (at == outstanding.end() || at->first != offset || at->second != epoch) return false;
     outstanding.erase(at);
     return true;
   }
@@ -58,7 +70,7 @@ class OffsetTracker {
     const auto it = partitions_.find(partition);
     if (it == partitions_.end()) return false;
     Partition& p = it->second;
-    p.outstanding.erase(p.outstanding.lower_bound(offset), p.outstanding.end());
+    p.outstanding.erase(find(p.outstanding, offset), p.outstanding.end());
     p.epoch = ++epochs_;
     if (p.next > offset) p.next = offset;
     return true;
@@ -82,7 +94,7 @@ class OffsetTracker {
     const auto it = partitions_.find(partition);
     if (it == partitions_.end()) return std::nullopt;
     const Partition& p = it->second;
-    if (!p.outstanding.empty()) return p.outstanding.begin()->first;
+    if (!p.outstanding.empty()) return p.outstanding.front().first;
     if (p.next < 0) return std::nullopt;
     return p.next;
   }
@@ -117,13 +129,24 @@ class OffsetTracker {
   void uncommit(std::int32_t partition) { committed(partition, -1); }
 
  private:
+  // (offset, epoch) of the hand-outs not settled yet, ascending by offset: a deque, not a map,
+  // because offsets are handed out in order and settled mostly from the front (no allocation per
+  // record).
+  using Outstanding = std::deque<std::pair<std::int64_t, std::uint64_t>>;
+
   struct Partition {
     std::uint64_t epoch = 0;
-    std::map<std::int64_t, std::uint64_t> outstanding;
+    Outstanding outstanding;
     std::int64_t start = -1;
     std::int64_t next = -1;
     std::int64_t committed = -1;
   };
+  // The first hand-out at or after `offset`.
+  static Outstanding::iterator find(Outstanding& out, std::int64_t offset) {
+    return std::lower_bound(out.begin(), out.end(), offset,
+                            [](const auto& entry, std::int64_t o) { return entry.first < o; });
+  }
+
   std::map<std::int32_t, Partition> partitions_;
   std::uint64_t epochs_ = 0;
 };

@@ -25,24 +25,41 @@ OutgoingRecord outgoing(std::string topic, std::string body, const Headers& ride
   return r;
 }
 
-std::optional<std::string_view> first_header(const RecordHeaders& headers, std::string_view name) {
+std::vector<HeaderView> views(const RecordHeaders& headers) {
+  std::vector<HeaderView> out;
+  out.reserve(headers.size());
   for (const RecordHeader& h : headers) {
-    if (h.name != name) continue;
-    if (!h.value) return std::nullopt;
-    return std::string_view(*h.value);
-  }
-  return std::nullopt;
-}
-
-Headers text_headers(const RecordHeaders& headers) {
-  Headers out;
-  for (const RecordHeader& h : headers) {
-    if (h.value) out.emplace(h.name, *h.value);
+    out.push_back({h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
   }
   return out;
 }
 
-Incoming incoming(std::string value, const RecordHeaders& headers) {
+RecordHeaders copy(HeaderViews headers) {
+  RecordHeaders out;
+  out.reserve(headers.size());
+  for (const HeaderView& h : headers) {
+    out.push_back(
+        {std::string(h.name), h.value ? std::optional<std::string>(*h.value) : std::nullopt});
+  }
+  return out;
+}
+
+std::optional<std::string_view> first_header(HeaderViews headers, std::string_view name) {
+  for (const HeaderView& h : headers) {
+    if (h.name == name) return h.value;
+  }
+  return std::nullopt;
+}
+
+Headers text_headers(HeaderViews headers) {
+  Headers out;
+  for (const HeaderView& h : headers) {
+    if (h.value) out.try_emplace(std::string(h.name), *h.value);
+  }
+  return out;
+}
+
+Incoming incoming(std::string value, HeaderViews headers) {
   Incoming in;
   in.headers = text_headers(headers);
   binding::GateDecision gate =

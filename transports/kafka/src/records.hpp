@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,19 @@ struct RecordHeader {
 };
 using RecordHeaders = std::vector<RecordHeader>;
 
+/// A record header read in place: `name` and `value` point into the list it was read from.
+struct HeaderView {
+  std::string_view name;
+  std::optional<std::string_view> value;
+};
+/// A header list read in place (a consumed record's, or a RecordHeaders list through `views`).
+using HeaderViews = std::span<const HeaderView>;
+
+/// `headers` read in place; valid while `headers` lives and is not changed.
+[[nodiscard]] std::vector<HeaderView> views(const RecordHeaders& headers);
+/// A copy of `headers` (order, duplicates and null values kept).
+[[nodiscard]] RecordHeaders copy(HeaderViews headers);
+
 /// What a produce writes.
 struct OutgoingRecord {
   std::string topic;
@@ -35,11 +49,11 @@ struct OutgoingRecord {
 OutgoingRecord outgoing(std::string topic, std::string body, const Headers& riders = {});
 
 /// The value of the first header named `name`; nullopt when absent or null (KFK-9, KFK-10).
-[[nodiscard]] std::optional<std::string_view> first_header(const RecordHeaders& headers,
+[[nodiscard]] std::optional<std::string_view> first_header(HeaderViews headers,
                                                            std::string_view name);
 
 /// OB-4: every non-null header as text, the first occurrence of a name winning.
-[[nodiscard]] Headers text_headers(const RecordHeaders& headers);
+[[nodiscard]] Headers text_headers(HeaderViews headers);
 
 /// The consume side of a record (KFK-8..KFK-10).
 struct Incoming {
@@ -56,6 +70,6 @@ struct Incoming {
 };
 
 /// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record.
-Incoming incoming(std::string value, const RecordHeaders& headers);
+Incoming incoming(std::string value, HeaderViews headers);
 
 }  // namespace babelqueue::kafka::detail

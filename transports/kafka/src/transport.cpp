@@ -70,6 +70,13 @@ class KafkaTransport::Impl {
   }
 
   Result<std::shared_ptr<Consumer>> consumer(std::string_view queue) {
+    {
+      // Every pop asks: the queue's consumer, once made, is found without naming its topic.
+      std::lock_guard<std::mutex> lock(mu);
+      if (guard.closed()) return guard.error("pop");
+      const auto it = consumers.find(queue);
+      if (it != consumers.end()) return it->second;
+    }
     if (Status s = ensure_topic(queue); !s.ok()) return s.error();
     std::lock_guard<std::mutex> lock(mu);
     if (guard.closed()) return guard.error("pop");
@@ -202,7 +209,7 @@ Status KafkaTransport::restore(const ReceivedMessage& source) {
   r.topic = impl_->topic(source.queue);
   r.value = handle->original_value.value_or(source.body);
   r.key = source.key;
-  r.headers = handle->headers;
+  r.headers = detail::copy(handle->headers.view());
   std::vector<OutgoingRecord> records;
   records.push_back(std::move(r));
   return impl_->send(source.queue, std::move(records));

@@ -42,18 +42,19 @@ TEST(KafkaRecords, OutgoingCarriesTheProjection) {  // KFK-5, OB-3
 
 TEST(KafkaRecords, ConsumeHeadersFirstWinsNullSkipped) {  // OB-4
   const RecordHeaders wire{{"a", "1"}, {"a", "2"}, {"n", std::nullopt}, {"b", ""}};
-  const Headers h = text_headers(wire);
+  const Headers h = text_headers(views(wire));
   EXPECT_EQ(h.size(), 2U);
   EXPECT_EQ(h.at("a"), "1");
   EXPECT_EQ(h.at("b"), "");
   EXPECT_FALSE(h.contains("n"));
-  EXPECT_EQ(first_header(wire, "a"), "1");
-  EXPECT_EQ(first_header(wire, "n"), std::nullopt);
-  EXPECT_EQ(first_header(wire, "zz"), std::nullopt);
+  EXPECT_EQ(first_header(views(wire), "a"), "1");
+  EXPECT_EQ(first_header(views(wire), "n"), std::nullopt);
+  EXPECT_EQ(first_header(views(wire), "zz"), std::nullopt);
 }
 
 TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
-  const Incoming in = incoming(order_created(), {{"bq-schema-version", "2"}, {"bq-attempts", "5"}});
+  const Incoming in =
+      incoming(order_created(), views({{"bq-schema-version", "2"}, {"bq-attempts", "5"}}));
   EXPECT_EQ(in.route, binding::unsupported_route("2"));
   EXPECT_EQ(in.rejected_version, "2");
   EXPECT_EQ(in.body, order_created()) << "a rejected record is not rewritten";
@@ -61,23 +62,26 @@ TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
 }
 
 TEST(KafkaRecords, GateUsesTheFirstOccurrenceAndANullIsAbsent) {  // KFK-9
-  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", "1"}, {"bq-schema-version", "9"}})
-                  .route.empty());
-  EXPECT_FALSE(incoming(order_created(), {{"bq-schema-version", "9"}, {"bq-schema-version", "1"}})
-                   .route.empty());
-  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", std::nullopt}}).route.empty());
-  EXPECT_TRUE(incoming(order_created(), {{"bq-schema-version", " "}}).route.empty());
-  EXPECT_FALSE(incoming(order_created(), {{"bq-schema-version", " 1"}}).route.empty());
+  EXPECT_TRUE(
+      incoming(order_created(), views({{"bq-schema-version", "1"}, {"bq-schema-version", "9"}}))
+          .route.empty());
+  EXPECT_FALSE(
+      incoming(order_created(), views({{"bq-schema-version", "9"}, {"bq-schema-version", "1"}}))
+          .route.empty());
+  EXPECT_TRUE(
+      incoming(order_created(), views({{"bq-schema-version", std::nullopt}})).route.empty());
+  EXPECT_TRUE(incoming(order_created(), views({{"bq-schema-version", " "}})).route.empty());
+  EXPECT_FALSE(incoming(order_created(), views({{"bq-schema-version", " 1"}})).route.empty());
 }
 
 TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
-  const Incoming same = incoming(order_created(), {{"bq-attempts", "0"}});
+  const Incoming same = incoming(order_created(), views({{"bq-attempts", "0"}}));
   EXPECT_EQ(same.body, order_created()) << "equal: bytes untouched (ENV-37)";
   EXPECT_FALSE(same.original_value.has_value());
   ASSERT_TRUE(same.decoded.has_value()) << "decoded to decide: handed to the App (decode once)";
   EXPECT_EQ(encode(*same.decoded), encode(decode(same.body)));
 
-  const Incoming two = incoming(order_created(), {{"bq-attempts", " +2 "}});
+  const Incoming two = incoming(order_created(), views({{"bq-attempts", " +2 "}}));
   ASSERT_TRUE(two.original_value.has_value());
   EXPECT_EQ(*two.original_value, order_created());
   EXPECT_FALSE(two.decoded.has_value());
@@ -87,12 +91,15 @@ TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
   EXPECT_EQ(contract->urn, binding_test::kUrn);
 
   for (const char* absent : {"-1", "x", "99999999999999999999"}) {
-    EXPECT_EQ(incoming(order_created(), {{"bq-attempts", absent}}).body, order_created()) << absent;
+    EXPECT_EQ(incoming(order_created(), views({{"bq-attempts", absent}})).body, order_created())
+        << absent;
   }
-  EXPECT_EQ(incoming(order_created(), {{"bq-attempts", std::nullopt}}).body, order_created());
-  const Incoming first = incoming(order_created(), {{"bq-attempts", "4"}, {"bq-attempts", "0"}});
+  EXPECT_EQ(incoming(order_created(), views({{"bq-attempts", std::nullopt}})).body,
+            order_created());
+  const Incoming first =
+      incoming(order_created(), views({{"bq-attempts", "4"}, {"bq-attempts", "0"}}));
   EXPECT_EQ(binding::contract_of(first.body)->attempts, 4);
-  EXPECT_EQ(incoming("not json", {{"bq-attempts", "3"}}).body, "not json");
+  EXPECT_EQ(incoming("not json", views({{"bq-attempts", "3"}})).body, "not json");
 }
 
 }  // namespace

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#pragma once
+
+#include <babelqueue/errors.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+/// @file
+/// The private asynchronous Pulsar client the transport will be built on (issue 13, D-10,
+/// spec/05-other-brokers.md §4), on Boost.Asio and the protocol codec (frame.hpp). No Asio or
+/// protobuf type is reachable from here.
+///
+/// One `Client` is one TCP connection to the broker driven by one I/O thread of its own (an
+/// io_context); every socket operation and every piece of connection state lives on that thread,
+/// public methods post their work onto it and wait for the answer. A lost connection (socket
+/// error, protocol violation, a peer silent for two keep-alive intervals) fails the requests and
+/// sends in flight with a transient TransportError, and is remade with the kit's Backoff
+/// (100 ms doubling to 5 s): topics are looked up again, producers and consumers re-created. The
+/// deliveries of the dead connection are never acknowledged on the new one (StaleDelivery).
+
+namespace babelqueue::pulsar {
+
+/// Connection options.
+struct ClientOptions {
+  /// The broker's service URL, pulsar://host:port.
+  std::string service_url = "pulsar://127.0.0.1:6650";
+  /// Our PING interval; a peer silent for two intervals is dead.
+  std::chrono::milliseconds keepalive{30'000};
+  /// The longest a request (connect, lookup, producer, subscribe, send) waits for its answer.
+  std::chrono::milliseconds operation_timeout{30'000};
+  /// Reconnect backoff (D-3): the first wait and the cap.
+  std::chrono::milliseconds reconnect_initial{100};
+  std::chrono::milliseconds reconnect_cap{5'000};
+};
+
+/// A message id as the broker assigns it; batch_index >= 0 for an entry of a batch.
+struct MessageId {
+  std::uint64_t ledger = 0;
+  std::uint64_t entry = 0;
+  std::int32_t partition = -1;
+  std::int32_t batch_index = -1;
+  std::int32_t batch_size = 0;
+  friend bool operator==(const MessageId&, const MessageId&) = default;
+};
+
+/// A message to send.
+struct OutgoingMessage {
+  std::string payload = {};
+  std::map<std::string, std::string> properties = {};
+  std::optional<std::string> key = {};
+};
+
+/// A received message and what acknowledging it needs.
+struct Received {
+  std::string topic = {};
+  MessageId id = {};
+  std::uint32_t redelivery_count = 0;
+  std::map<std::string, std::string> properties = {};
+  std::optional<std::string> key = {};
+  std::string payload = {};
+  /// The connection it arrived on (1 for the first, +1 per reconnect) and the consumer's
+  /// incarnation on it (+1 per re-subscribe): an ack of another is refused (StaleDelivery).
+  std::uint64_t connection = 0;
+  std::uint64_t incarnation = 0;
+};
+
+enum class SubscriptionType { Exclusive, Shared, Failover, KeyShared };
+enum class InitialPosition { Latest, Earliest };
+
+struct ConsumerOptions {
+  std::string subscription = "babelqueue";
+  SubscriptionType type = SubscriptionType::Shared;
+  InitialPosition position = InitialPosition::Earliest;
+  /// FLOW permits: messages on their way or waiting; re-issued as half of them are handed out.
+  std::uint32_t prefetch = 100;
+};
+
+/// The ack of a delivery whose connection or consumer is gone (ErrorCode::StaleDelivery): the
+/// broker redelivers it. Not transient: acking it again cannot succeed.
+class StaleDelivery : public TransportError {
+ public:
+  explicit StaleDelivery(const std::string& what)
+      : TransportError(ErrorCode::StaleDelivery, what, false) {}
+};
+
+/// An error as a value: what crosses from the I/O thread to a caller, who throws it
+/// (throw_failure) on its own thread. (An exception object shared by two threads through an
+/// exception_ptr is reference-counted inside the uninstrumented C++ runtime, which
+/// ThreadSanitizer cannot see.)
+struct Failure {
+  ErrorCode code = ErrorCode::Transport;
+  std::string what = {};
+  bool transient = true;
+};
+
+/// Throws `failure` as its class: StaleDelivery, TransportError, TimeoutError, ConfigError,
+/// ClosedError (core's throw_error for the others).
+[[noreturn]] void throw_failure(const Failure& failure);
+
+/// A send's outcome: the receipt's message id or the failure.
+struct SendResult {
+  std::optional<MessageId> value = {};
+  std::optional<Failure> failure = {};
+  /// The id; throws the failure.
+  [[nodiscard]] MessageId get() const;
+};
+
+struct ClientState;
+struct ConsumerState;
+
+/// A producer on one topic (a partition of a partitioned topic is a topic of its own).
+///
+/// Thread-safety: every method may be called from any thread at once.
+class Producer {
+ public:
+  /// SEND, resolved with the id of its SEND_RECEIPT (D-9); a SEND_ERROR or broker ERROR resolves
+  /// it with the mapped error (broker_error()), a connection lost first or a producer not
+  /// connected (reconnecting) with a transient TransportError: the caller resends. Many sends
+  /// may be in flight; receipts resolve them by sequence id. SendResult::get() throws.
+  std::future<SendResult> send_async(OutgoingMessage message);
+  /// send_async() and waits up to operation_timeout (TimeoutError).
+  MessageId send(OutgoingMessage message);
+  [[nodiscard]] const std::string& topic() const { return topic_; }
+
+ private:
+  friend class Client;
+  Producer(std::shared_ptr<ClientState> client, std::uint64_t id, std::string topic)
+      : client_(std::move(client)), id_(id), topic_(std::move(topic)) {}
+  std::shared_ptr<ClientState> client_;
+  std::uint64_t id_;
+  std::string topic_;
+};
+
+/// A consumer of one subscription of one topic.
+///
+/// Thread-safety: every method may be called from any thread at once.
+class Consumer {
+ public:
+  /// The next message, or nullopt when none arrived within `timeout`.
+  /// @throws ClosedError after the client's close() (also to a call blocked in it then).
+  std::optional<Received> receive(std::chrono::milliseconds timeout);
+  /// Individual ACK (a batch entry: the batch is acked when all its entries are).
+  /// @throws StaleDelivery when `message` came on a connection or consumer incarnation that is
+  /// gone (nothing is sent); ClosedError after close().
+  void ack(const Received& message);
+  /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
+  /// it with redelivery_count + 1. StaleDelivery as ack().
+  void negative_ack(const Received& message);
+  /// Messages received and not yet handed out by receive().
+  [[nodiscard]] std::size_t buffered() const;
+  [[nodiscard]] const std::string& topic() const { return topic_; }
+
+ private:
+  friend class Client;
+  Consumer(std::shared_ptr<ClientState> client, std::shared_ptr<ConsumerState> state,
+           std::uint64_t id, std::string topic)
+      : client_(std::move(client)), state_(std::move(state)), id_(id), topic_(std::move(topic)) {}
+  void settle(const Received& message, bool positive);
+  std::shared_ptr<ClientState> client_;
+  std::shared_ptr<ConsumerState> state_;
+  std::uint64_t id_;
+  std::string topic_;
+};
+
+/// LOOKUP's answer after redirects.
+struct LookupResult {
+  std::string broker_url;
+  /// How many redirects were followed.
+  int redirects = 0;
+};
+
+/// One Pulsar connection, its producers and consumers. Construction does no I/O: the I/O
+/// thread connects on first use.
+///
+/// Thread-safety: every method may be called from any thread at once, except from a callback
+/// running on the I/O thread (none is exposed).
+class Client {
+ public:
+  /// @throws ConfigError when the service URL is not pulsar://host:port or an option is zero.
+  explicit Client(ClientOptions options);
+  /// close().
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// LOOKUP of `topic` (following redirects).
+  LookupResult lookup(const std::string& topic);
+  /// PARTITIONED_METADATA: the topic's partitions (0: not partitioned); partition N of a
+  /// partitioned topic is the topic `<topic>-partition-N`.
+  std::uint32_t partitions(const std::string& topic);
+  /// LOOKUP and PRODUCER; re-created after a reconnect or a CLOSE_PRODUCER of the broker.
+  std::shared_ptr<Producer> create_producer(const std::string& topic);
+  /// LOOKUP, SUBSCRIBE and FLOW of the prefetch window; re-subscribed after a reconnect or a
+  /// CLOSE_CONSUMER of the broker.
+  std::shared_ptr<Consumer> subscribe(const std::string& topic, const ConsumerOptions& options);
+
+  /// Closes producers, consumers and the connection, stops the I/O thread and wakes blocked
+  /// callers (ClosedError). Idempotent.
+  void close();
+
+  /// The current connection's number: 0 before the first, then 1, +1 per reconnect.
+  [[nodiscard]] std::uint64_t connection() const;
+  /// The protocol version both sides speak (the lower of ours and CONNECTED's), 0 before.
+  [[nodiscard]] int protocol_version() const;
+
+ private:
+  std::shared_ptr<ClientState> state_;
+};
+
+}  // namespace babelqueue::pulsar

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+#include "pulsar_server.hpp"
+
+#include <babelqueue/testing/command.hpp>
+
+#include <stdexcept>
+#include <utility>
+
+#include "raw_pulsar.hpp"
+
+namespace babelqueue::pulsar::test {
+namespace {
+
+using babelqueue::testing::BrokerProcess;
+using babelqueue::testing::write_file;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Set by CMake: find_program()'s java, the fetch script and where it keeps the jars.
+constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
+constexpr std::string_view kDistScript = BABELQUEUE_PULSAR_DIST_SCRIPT;
+constexpr std::string_view kDistDir = BABELQUEUE_PULSAR_DIST_DIR;
+
+// Ready in ~7 s on an idle 2-core machine (fresh or restarted); much later when it is shared.
+constexpr milliseconds kStartTimeout{120'000};
+constexpr milliseconds kStopGrace{30'000};
+constexpr milliseconds kProbeInterval{100};
+constexpr milliseconds kProbeTimeout{5'000};
+// What Netty logs when a listener's port is taken (BrokerProcess retries on new ports).
+constexpr std::string_view kPortTaken = "Address already in use";
+constexpr std::string_view kProbeTopic = "persistent://public/default/babelqueue-ready-probe";
+
+// A small heap is plenty for tests; C1 only and no shared perf data file start the JVM faster
+// and leave nothing in /tmp. The --add-opens are those Pulsar's own launch script passes on
+// Java 17 (Netty, BookKeeper and the metrics read JDK internals). log4j2 has no configuration
+// file here: its default one, at INFO, logs to stdout.
+const std::vector<std::string> kJvmOptions = {
+    "-Xms64m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Djava.awt.headless=true",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dorg.apache.logging.log4j.level=INFO",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.zip=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.platform=ALL-UNNAMED",
+    "--add-opens=java.base/sun.net=ALL-UNNAMED",
+    "--add-opens=java.management/sun.management=ALL-UNNAMED",
+    "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+};
+
+// The jars' directory, or why there is none: pulsar_dist.sh runs once per process.
+const babelqueue::testing::Distribution& dist() {
+  static const babelqueue::testing::Distribution result =
+      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+  return result;
+}
+
+std::optional<std::string> java_executable() {
+  return babelqueue::testing::find_executable("java", kConfiguredJava);
+}
+
+std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& config) {
+  std::string text = "clusterName=standalone\n";
+  text += "bindAddress=127.0.0.1\nadvertisedAddress=127.0.0.1\n";
+  text += "brokerServicePort=" + std::to_string(p.port(0)) + "\n";
+  text += "webServicePort=" + std::to_string(p.port(1)) + "\n";
+  // One bookie: every ledger has one copy.
+  text += "managedLedgerDefaultEnsembleSize=1\nmanagedLedgerDefaultWriteQuorum=1\n";
+  text += "managedLedgerDefaultAckQuorum=1\n";
+  text += "functionsWorkerEnabled=false\nwebSocketServiceEnabled=false\n";
+  text += "transactionCoordinatorEnabled=false\n";
+  text += "allowAutoTopicCreation=true\nallowAutoTopicCreationType=non-partitioned\n";
+  // NAR extraction and the plugin directories inside the data directory, not /tmp.
+  text += "narExtractionDirectory=" + p.dir() + "/nar\n";
+  for (const std::string& line : config.extra_properties)
+    text += line + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> pulsar_server_unavailable() {
+  return babelqueue::testing::java_broker_unavailable("Pulsar test broker", java_executable(),
+                                                      dist(), kDistDir);
+}
+
+std::string pulsar_java() {
+  if (const std::optional<std::string> reason = pulsar_server_unavailable())
+    throw std::runtime_error(*reason);
+  return *java_executable();
+}
+
+std::string pulsar_jars() {
+  if (const std::optional<std::string> reason = pulsar_server_unavailable())
+    throw std::runtime_error(*reason);
+  return *dist().dir;
+}
+
+PulsarServer::PulsarServer() : PulsarServer(Config{}) {}
+
+PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
+  if (const std::optional<std::string> reason = pulsar_server_unavailable())
+    throw std::runtime_error(*reason);
+  BrokerProcess::Spec spec;
+  spec.name = "pulsar";
+  // Binary protocol, web service.
+  spec.ports = 2;
+  spec.launch = [this](const BrokerProcess& p) {
+    const std::string conf = p.dir() + "/standalone.conf";
+    write_file(conf, standalone_conf(p, config_));
+    BrokerProcess::Launch launch{{*java_executable()}};
+    launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
+    launch.argv.insert(
+        launch.argv.end(),
+        {"-cp", *dist().dir + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
+         "--no-functions-worker", "--no-stream-storage", "--advertised-address", "127.0.0.1",
+         "--metadata-dir", p.dir() + "/metadata", "--bookkeeper-dir", p.dir() + "/bookkeeper"});
+    return launch;
+  };
+  spec.ready = [](const BrokerProcess& p) {
+    if (!babelqueue::testing::accepts_tcp(p.port(0), kProbeTimeout)) return false;
+    RawPulsar probe(p.port(0), kProbeTimeout);
+    return probe.lookup(std::string(kProbeTopic)).response() ==
+           proto::CommandLookupTopicResponse::Connect;
+  };
+  spec.port_taken_marker = std::string(kPortTaken);
+  spec.start_timeout = kStartTimeout;
+  spec.probe_interval = kProbeInterval;
+  spec.stop_grace = kStopGrace;
+  const auto started = Clock::now();
+  node_.emplace(std::move(spec));
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+std::string PulsarServer::service_url() const {
+  return "pulsar://127.0.0.1:" + std::to_string(port());
+}
+
+std::string PulsarServer::admin_url() const {
+  return "http://127.0.0.1:" + std::to_string(web_port());
+}
+
+void PulsarServer::restart() {
+  const auto started = Clock::now();
+  node_->start();
+  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+}
+
+PulsarServer& shared_pulsar_server() {
+  return babelqueue::testing::shared_broker<PulsarServer>("the shared Pulsar broker");
+}
+
+}  // namespace babelqueue::pulsar::test
