@@ -70,7 +70,7 @@ TEST_F(ArtemisAppTest, ART7_HandledMessagesAreAccepted) {
   EXPECT_TRUE(drained.status.ok()) << drained.status.error().what();
   EXPECT_EQ(handled, ids);
   close_transport();
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 // OB-8, ART-9: a failure is republished with attempts + 1; the last attempt goes to `<q>.dlq`
@@ -86,10 +86,10 @@ TEST_F(ArtemisAppTest, OB8_AFailureIsRetriedThenDeadLettered) {
   EXPECT_TRUE(a.drain(queue(), 2).status.ok());
   close_transport();
   EXPECT_EQ(attempts, (std::vector<std::int64_t>{0, 1}));
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
   const std::vector<RawMessage> dead = raw().receive(dlq(), 1, kWithin);
   ASSERT_EQ(dead.size(), 1U);
-  EXPECT_EQ(raw().message_count(dlq()), 0) << "dead-lettered twice";
+  EXPECT_EQ(count_becomes(dlq(), 0), 0) << "dead-lettered twice";
   const Envelope env = decode(dead[0].body);
   EXPECT_EQ(env.meta().id, id);
   ASSERT_TRUE(env.dead_letter().has_value()) << dead[0].body;
@@ -116,7 +116,7 @@ TEST_F(ArtemisAppTest, D2_PoisonGoesToTheDlq) {
   ASSERT_NE(json.find("raw"), nullptr) << dead[0].body;
   EXPECT_EQ(*json.find("raw"), *expected.find("raw"));
   EXPECT_EQ(*json.find("raw_encoding"), *expected.find("raw_encoding"));
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 // ART-6, OB-8: a message the bq_schema_version gate rejects goes to `<q>.dlq` as its original
@@ -139,7 +139,7 @@ TEST_F(ArtemisAppTest, OB8_AGateRejectedMessageGoesToTheDlqAsItsBytes) {
   ASSERT_EQ(dead.size(), 1U);
   EXPECT_EQ(dead[0].body, body);
   EXPECT_EQ(handled.load(), 0);
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 // Four workers on one transport: every message is handled exactly once and accepted.
@@ -161,7 +161,7 @@ TEST_F(ArtemisAppTest, FourWorkersHandleEveryMessageOnce) {
   close_transport();
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), ids);
   EXPECT_EQ(seen.size(), ids.size()) << "a message was handled twice";
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 }  // namespace

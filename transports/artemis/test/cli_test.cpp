@@ -49,7 +49,7 @@ TEST_F(ArtemisCliTest, WorkDrainPrintsAndAccepts) {
   ASSERT_EQ(lines_of(r.out).size(), 1U) << r;
   EXPECT_EQ(decode(lines_of(r.out)[0]).meta().id, id);
   EXPECT_NE(r.err.find("1 handled, 0 failed"), std::string::npos) << r;
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 // work --dead-letter retries through the queue, then writes QUEUE.dlq.
@@ -60,7 +60,7 @@ TEST_F(ArtemisCliTest, WorkDeadLettersToTheDlq) {
   ASSERT_EQ(r.exit_code, 0) << r;
   // No dead-letter count in the summary: it comes from an Inspector, which this transport lacks.
   EXPECT_NE(r.err.find("0 handled, 2 failed; queue drained"), std::string::npos) << r;
-  EXPECT_EQ(raw().message_count(queue()), 0);
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
   const std::vector<RawMessage> dead = raw().receive(queue() + ".dlq", 1, kWithin);
   ASSERT_EQ(dead.size(), 1U);
   const Envelope record = decode(dead[0].body);

@@ -7,9 +7,11 @@
 
 #include <babelqueue/artemis/transport.hpp>
 #include <babelqueue/testing/contract.hpp>
+#include <babelqueue/testing/fault_kit.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -61,6 +63,20 @@ class SharedBrokerTest : public ::testing::Test {
 
   RawAmqp10& raw() { return *raw_; }
   const std::string& queue() const { return queue_; }
+
+  // Waits up to kWithin until the broker counts `n` messages in `queue`: it applies the
+  // dispositions of a closed connection a moment after the close (the count is read on another
+  // connection). The last count seen.
+  std::int64_t count_becomes(const std::string& queue, std::int64_t n) {
+    std::int64_t count = -1;
+    babelqueue::testing::eventually(
+        [&] {
+          count = raw_->message_count(queue);
+          return count == n;
+        },
+        babelqueue::testing::kWithin);
+    return count;
+  }
 
  private:
   std::unique_ptr<RawAmqp10> raw_;
