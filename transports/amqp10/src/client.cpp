@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/amqp10/client.hpp>
 #include <babelqueue/spi/backoff.hpp>
+#include <babelqueue/spi/unshared.hpp>
 
 #include <proton/codec.h>
 #include <proton/condition.h>
@@ -33,6 +34,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <type_traits>
@@ -251,6 +253,11 @@ struct Client::Impl final : proton::messaging_handler {
       return result.get();
     } catch (const std::future_error&) {
       throw ClosedError("AMQP 1.0 client closed");
+    } catch (const StaleDelivery& e) {
+      // Made on the container thread: the caller gets a copy sharing no storage (spi/unshared).
+      throw StaleDelivery(std::string(e.what()));
+    } catch (const Error& e) {
+      throw_error(spi::unshared(e));
     }
   }
 
@@ -737,12 +744,14 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
       impl->enqueue_send(op);
   });
   const auto deadline = std::chrono::steady_clock::now() + impl_->options.timeout;
-  std::exception_ptr first;
+  // The first failure, as a copy sharing no storage with the error the container thread made
+  // (spi/unshared: that thread releases its own when it drops the send).
+  std::optional<Error> first;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].wait_until(deadline) != std::future_status::ready) {
       for (std::size_t j = i; j < ops.size(); ++j)
         ops[j]->abandoned = true;
-      if (first) std::rethrow_exception(first);
+      if (first) throw_error(*first);
       std::string why = "AMQP 1.0: no outcome for the message sent to " + address + " within " +
                         std::to_string(impl_->options.timeout.count()) + " ms";
       const std::lock_guard lock(impl_->mutex);
@@ -752,12 +761,14 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
     try {
       outcomes[i].get();
     } catch (const std::future_error&) {
-      if (!first) first = std::make_exception_ptr(ClosedError("AMQP 1.0 client closed"));
-    } catch (...) {
-      if (!first) first = std::current_exception();
+      if (!first) first = ClosedError("AMQP 1.0 client closed");
+    } catch (const Error& e) {
+      if (!first) first = spi::unshared(e);
+    } catch (const std::exception& e) {  // Proton's own (e.g. its encoder's): not sent
+      if (!first) first = TransportError(std::string("AMQP 1.0: ") + e.what(), false);
     }
   }
-  if (first) std::rethrow_exception(first);
+  if (first) throw_error(*first);
 }
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {
