@@ -93,6 +93,15 @@ class BABELQUEUE_EXPORT TimeoutError : public TransportError {
   explicit TimeoutError(const std::string& what) : TransportError(ErrorCode::Timeout, what, true) {}
 };
 
+/// A settlement (ack, release, reject) of a delivery the broker already took back: its channel,
+/// link, connection or consumer is gone, and the broker redelivers the message. Not transient:
+/// settling it again cannot succeed.
+class BABELQUEUE_EXPORT StaleDeliveryError : public TransportError {
+ public:
+  explicit StaleDeliveryError(const std::string& what)
+      : TransportError(ErrorCode::StaleDelivery, what, false) {}
+};
+
 /// The object was closed; every call after `close()` fails with this.
 class BABELQUEUE_EXPORT ClosedError : public Error {
  public:
@@ -100,7 +109,8 @@ class BABELQUEUE_EXPORT ClosedError : public Error {
 };
 
 /// Throws `e` as the class its code stands for (`TransportError` for ErrorCode::Transport,
-/// `TimeoutError`, `ConfigError`, `ClosedError`, `DecodeError`, `EncodeError`), so that a caller's
+/// `TimeoutError`, `StaleDeliveryError`, `ConfigError`, `ClosedError`, `DecodeError`,
+/// `EncodeError`), so that a caller's
 /// `catch (const TransportError&)` matches an error that travelled in a `Status` or `Result`,
 /// which hold it as a plain `Error`. Other codes are thrown as `Error`.
 [[noreturn]] inline void throw_error(const Error& e) {
@@ -109,6 +119,8 @@ class BABELQUEUE_EXPORT ClosedError : public Error {
       throw TransportError(e.what(), e.is_transient());
     case ErrorCode::Timeout:
       throw TimeoutError(e.what());
+    case ErrorCode::StaleDelivery:
+      throw StaleDeliveryError(e.what());
     case ErrorCode::Config:
       throw ConfigError(e.what());
     case ErrorCode::Closed:

@@ -253,10 +253,8 @@ struct Client::Impl final : proton::messaging_handler {
       return result.get();
     } catch (const std::future_error&) {
       throw ClosedError("AMQP 1.0 client closed");
-    } catch (const StaleDelivery& e) {
-      // Made on the container thread: the caller gets a copy sharing no storage (spi/unshared).
-      throw StaleDelivery(std::string(e.what()));
     } catch (const Error& e) {
+      // Made on the container thread: the caller gets a copy sharing no storage (spi/unshared).
       throw_error(spi::unshared(e));
     }
   }
@@ -459,7 +457,7 @@ struct Client::Impl final : proton::messaging_handler {
               const std::map<std::string, Value>& info) {
     const auto it = unsettled.find(id);
     if (it == unsettled.end() || connection != generation.load() || !connected)
-      throw StaleDelivery("AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+      throw StaleDeliveryError("AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
     proton::delivery d = it->second;
     unsettled.erase(it);
     pn_delivery_t* pd = DeliveryAccess::pn(d);
@@ -696,7 +694,7 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
                       const std::map<std::string, Value>& info) {
   if (settled_) throw TransportError("AMQP 1.0: the delivery was settled already", false);
   const std::shared_ptr<Client::Impl> impl = settler_ ? settler_->impl.lock() : nullptr;
-  if (!impl) throw StaleDelivery("AMQP 1.0: the delivery's client is gone");
+  if (!impl) throw StaleDeliveryError("AMQP 1.0: the delivery's client is gone");
   settled_ = true;
   try {
     impl->call<void>(
@@ -707,7 +705,7 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
         },
         "settle");
   } catch (const ClosedError&) {
-    throw StaleDelivery("AMQP 1.0: the client closed before the delivery was settled");
+    throw StaleDeliveryError("AMQP 1.0: the client closed before the delivery was settled");
   }
 }
 

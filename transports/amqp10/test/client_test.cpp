@@ -228,7 +228,7 @@ TEST_F(Amqp10OnArtemis, CloseWakesABlockedReceiveAndDetaches) {
   EXPECT_LT(Clock::now() - closing, milliseconds(5'000));
   EXPECT_TRUE(error.has_value());
   EXPECT_THROW(client.send(queue(), text("y")), ClosedError);
-  EXPECT_THROW(held->accept(), StaleDelivery);
+  EXPECT_THROW(held->accept(), StaleDeliveryError);
   // The unsettled message went back to the queue when the link detached.
   const std::vector<RawMessage> back = raw_for(server()).receive(queue(), 1, kWait);
   ASSERT_EQ(back.size(), 1U);
@@ -257,7 +257,7 @@ TEST(Amqp10OnOwnArtemis, ReconnectsAfterKillNineAndNeverSettlesOldDeliveries) {
   try {
     old->accept();
     ADD_FAILURE() << "settled a delivery of the dead connection";
-  } catch (const StaleDelivery& e) {
+  } catch (const StaleDeliveryError& e) {
     EXPECT_EQ(e.code(), ErrorCode::StaleDelivery);
     EXPECT_FALSE(e.is_transient());
   }

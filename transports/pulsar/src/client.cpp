@@ -810,7 +810,6 @@ struct ClientState {
 // ---- Failures ----
 
 void throw_failure(const Failure& failure) {
-  if (failure.code == ErrorCode::StaleDelivery) throw StaleDelivery(failure.what);
   throw_error(Error(failure.code, failure.what, failure.transient));
 }
 
@@ -1053,7 +1052,7 @@ void Consumer::settle(const Received& message, bool positive) {
     if (!consumer.ready || s.phase != ClientState::Phase::Ready ||
         message.connection != s.generation.load() ||
         message.incarnation != consumer.incarnation.load()) {
-      promise->set_exception(std::make_exception_ptr(StaleDelivery(
+      promise->set_exception(std::make_exception_ptr(StaleDeliveryError(
           "pulsar: " + what + ": its connection or consumer is gone; the broker redelivers it")));
       return;
     }

@@ -23,7 +23,7 @@
 /// error, protocol violation, a peer silent for two keep-alive intervals) fails the requests and
 /// sends in flight with a transient TransportError, and is remade with the kit's Backoff
 /// (100 ms doubling to 5 s): topics are looked up again, producers and consumers re-created. The
-/// deliveries of the dead connection are never acknowledged on the new one (StaleDelivery).
+/// deliveries of the dead connection are never acknowledged on the new one (StaleDeliveryError).
 
 namespace babelqueue::pulsar {
 
@@ -66,7 +66,7 @@ struct Received {
   std::optional<std::string> key = {};
   std::string payload = {};
   /// The connection it arrived on (1 for the first, +1 per reconnect) and the consumer's
-  /// incarnation on it (+1 per re-subscribe): an ack of another is refused (StaleDelivery).
+  /// incarnation on it (+1 per re-subscribe): an ack of another is refused (StaleDeliveryError).
   std::uint64_t connection = 0;
   std::uint64_t incarnation = 0;
 };
@@ -82,14 +82,6 @@ struct ConsumerOptions {
   std::uint32_t prefetch = 100;
 };
 
-/// The ack of a delivery whose connection or consumer is gone (ErrorCode::StaleDelivery): the
-/// broker redelivers it. Not transient: acking it again cannot succeed.
-class StaleDelivery : public TransportError {
- public:
-  explicit StaleDelivery(const std::string& what)
-      : TransportError(ErrorCode::StaleDelivery, what, false) {}
-};
-
 /// An error as a value: what crosses from the I/O thread to a caller, who throws it
 /// (throw_failure) on its own thread. (An exception object shared by two threads through an
 /// exception_ptr is reference-counted inside the uninstrumented C++ runtime, which
@@ -100,8 +92,8 @@ struct Failure {
   bool transient = true;
 };
 
-/// Throws `failure` as its class: StaleDelivery, TransportError, TimeoutError, ConfigError,
-/// ClosedError (core's throw_error for the others).
+/// Throws `failure` as its class (core's throw_error: StaleDeliveryError, TransportError,
+/// TimeoutError, ConfigError, ClosedError, ...).
 [[noreturn]] void throw_failure(const Failure& failure);
 
 /// A send's outcome: the receipt's message id or the failure.
@@ -147,11 +139,11 @@ class Consumer {
   /// @throws ClosedError after the client's close() (also to a call blocked in it then).
   std::optional<Received> receive(std::chrono::milliseconds timeout);
   /// Individual ACK (a batch entry: the batch is acked when all its entries are).
-  /// @throws StaleDelivery when `message` came on a connection or consumer incarnation that is
+  /// @throws StaleDeliveryError when `message` came on a connection or consumer incarnation that is
   /// gone (nothing is sent); ClosedError after close().
   void ack(const Received& message);
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
-  /// it with redelivery_count + 1. StaleDelivery as ack().
+  /// it with redelivery_count + 1. StaleDeliveryError as ack().
   void negative_ack(const Received& message);
   /// Messages received and not yet handed out by receive().
   [[nodiscard]] std::size_t buffered() const;

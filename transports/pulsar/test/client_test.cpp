@@ -358,7 +358,7 @@ TEST(PulsarClient, RecreatesWhatTheBrokerClosesOnUnload) {
       std::this_thread::sleep_for(milliseconds(50));
     }
   }
-  EXPECT_THROW(consumer->ack(first), StaleDelivery);
+  EXPECT_THROW(consumer->ack(first), StaleDeliveryError);
   std::set<std::string> received;
   while (received.size() < 2) {
     const Received got = receive_one(*consumer);
@@ -372,7 +372,7 @@ TEST(PulsarClient, RecreatesWhatTheBrokerClosesOnUnload) {
 
 // kill -9 of the broker mid-run and a restart: the client reconnects, re-creates its producer
 // and consumer; every message the broker confirmed arrives at least once; a delivery of the dead
-// connection is refused for ack (StaleDelivery) and redelivered.
+// connection is refused for ack (StaleDeliveryError) and redelivered.
 TEST(PulsarClient, ReconnectsAfterBrokerKillAndRestart) {
   BABELQUEUE_REQUIRE_PULSAR();
   PulsarServer server;
@@ -415,7 +415,7 @@ TEST(PulsarClient, ReconnectsAfterBrokerKillAndRestart) {
       "client: broker ready after restart to 10 resent messages receipted",
       std::chrono::duration_cast<milliseconds>(Clock::now() - restarted).count());
   EXPECT_GE(client.connection(), 2U);
-  EXPECT_THROW(consumer->ack(old), StaleDelivery);
+  EXPECT_THROW(consumer->ack(old), StaleDeliveryError);
 
   std::set<std::string> received;
   const auto receive_deadline = Clock::now() + std::chrono::seconds(120);
@@ -426,7 +426,7 @@ TEST(PulsarClient, ReconnectsAfterBrokerKillAndRestart) {
     received.insert(got->payload);
     try {
       consumer->ack(*got);
-    } catch (const StaleDelivery&) {
+    } catch (const StaleDeliveryError&) {
       // came on a connection that died since; the broker redelivers it
     }
   }

@@ -23,7 +23,7 @@
 /// and receiver links are opened per address on first use and cached. Receivers get credit equal
 /// to the prefetch window, topped up as messages are handed out. A lost connection is reopened
 /// with the kit's Backoff (100 ms doubling to 5 s), re-opening the receivers; the deliveries of the
-/// dead connection are never settled on the new one (StaleDelivery).
+/// dead connection are never settled on the new one (StaleDeliveryError).
 
 namespace babelqueue::amqp10 {
 
@@ -82,15 +82,6 @@ struct Options {
   std::chrono::milliseconds reconnect_cap{5'000};
   /// The container id (AMQP container-id of the open frame); empty: Proton makes one.
   std::string container_id = {};
-};
-
-/// The settle of a delivery whose connection is gone (ErrorCode::StaleDelivery): the peer
-/// redelivers it (never settled on a new connection). Not transient: settling it again cannot
-/// succeed.
-class StaleDelivery : public TransportError {
- public:
-  explicit StaleDelivery(const std::string& what)
-      : TransportError(ErrorCode::StaleDelivery, what, false) {}
 };
 
 class Client;
