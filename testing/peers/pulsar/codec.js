@@ -206,11 +206,12 @@ function keyValues(properties) {
 
 function payloadOf(message) {
   if (message.payload_base64 !== undefined) return Buffer.from(message.payload_base64, 'base64');
+  if (message.payload_hex !== undefined) return Buffer.from(message.payload_hex, 'hex');
   return Buffer.from(message.payload === undefined ? '' : String(message.payload), 'utf8');
 }
 
 // {metadata (Buffer), payload (Buffer), count} of an entry as a Java or Go producer writes it:
-// `messages` [{payload | payload_base64, properties, key}], one plain message or (batch) a
+// `messages` [{payload | payload_base64 | payload_hex, properties, key}], one plain message or (batch) a
 // batch payload of single-message metadata + payload per message, compressed with `compression`.
 function buildEntry({ messages, batch, compression = 'NONE', writer = 'java', producer, sequence }) {
   if (!(compression in COMPRESSIONS)) throw new Error(`unknown compression ${compression}`);

@@ -353,6 +353,7 @@ function onSubscribe(conn, c) {
     permits: 0,
     granted: 0,
     delivered: 0,
+    acks: 0,
   };
   sub.consumers.push(consumer);
   conn.consumers.set(consumer.id, consumer);
@@ -389,6 +390,7 @@ function onAck(conn, c) {
       sub.replay.delete(index);
     };
     for (const id of c.getMessageIdList()) {
+      consumer.acks++;
       const index = id.getEntryid();
       if (id.getLedgerid() !== topic.ledger || index >= topic.entries.length) continue;
       if (c.getAckType() === pb.CommandAck.AckType.CUMULATIVE) {
@@ -547,7 +549,7 @@ function subscriptionStats(topic, sub) {
     pending: sub.pending.size,
     acked: sub.acked.size,
     redelivery: Object.fromEntries(sub.redelivery),
-    consumers: sub.consumers.map((c) => ({ id: c.id, connection: c.conn.id, permits: c.permits, granted: c.granted, delivered: c.delivered })),
+    consumers: sub.consumers.map((c) => ({ id: c.id, connection: c.conn.id, permits: c.permits, granted: c.granted, delivered: c.delivered, acks: c.acks })),
   };
 }
 
