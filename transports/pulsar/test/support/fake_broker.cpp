@@ -2,8 +2,6 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "fake_broker.hpp"
 
-#include <babelqueue/testing/command.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -99,6 +97,13 @@ std::optional<std::string> fake_broker_unavailable() {
            std::string(kBuildDir) + "/pulsar-peer: " + packages().reason;
   }
   return std::nullopt;
+}
+
+babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/bin/bash", std::string(kPeerDir) + "/check.sh",
+                                   std::string(kBuildDir)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return babelqueue::testing::run_command(argv);
 }
 
 FakeBroker::FakeBroker(std::vector<std::string> args) {

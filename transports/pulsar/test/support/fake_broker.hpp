@@ -4,6 +4,7 @@
 
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/broker_process.hpp>
+#include <babelqueue/testing/command.hpp>
 
 #include <cstdint>
 #include <initializer_list>
@@ -18,6 +19,10 @@ namespace babelqueue::pulsar::test {
 // installed by testing/peers/pulsar/install.sh), or nullopt when it can. The first call installs
 // the packages into the build tree (once per build tree, ~1 s from the npm registry).
 std::optional<std::string> fake_broker_unavailable();
+
+// Runs the fake's self-check, testing/peers/pulsar/check.sh BUILD_DIR `args` (e.g. {"--broker",
+// URL}: its pulsar-flex checks against that broker), and returns its exit status and output.
+babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::string>& args);
 
 // The scripted fake Pulsar broker (testing/peers/pulsar/peer.js, its README) as a test fixture,
 // on the testing kit's BrokerProcess: node on 127.0.0.1 and three free ports (the broker, a
