@@ -254,6 +254,37 @@ check(common, 'a second Exclusive consumer is refused (ConsumerBusy)', async ({ 
   await c.unsubscribe();
 });
 
+check(common, 'a consumer whose connection closes: its unacked message goes to the next, count kept', async ({ server }) => {
+  const topic = newTopic('handover');
+  const subscribeRaw = async (consumerId) => {
+    const raw = await rawConnection(server);
+    raw.write(new pb.BaseCommand().setType(Type.LOOKUP).setLookuptopic(new pb.CommandLookupTopic().setTopic(topic).setRequestId(1)));
+    await raw.next(Type.LOOKUP_RESPONSE);
+    raw.write(new pb.BaseCommand().setType(Type.SUBSCRIBE).setSubscribe(new pb.CommandSubscribe().setTopic(topic).setSubscription('handover')
+      .setSubtype(pb.CommandSubscribe.SubType.SHARED).setConsumerId(consumerId).setRequestId(2)
+      .setInitialposition(pb.CommandSubscribe.InitialPosition.EARLIEST)));
+    await raw.next(Type.SUCCESS);
+    raw.write(new pb.BaseCommand().setType(Type.FLOW).setFlow(new pb.CommandFlow().setConsumerId(consumerId).setMessagepermits(10)));
+    return raw;
+  };
+  const first = await subscribeRaw(1);
+  const p = producer(server, topic);
+  await p.create();
+  await p.sendMessage({ payload: 'handed over', properties: {} });
+  const delivered = (await first.next(Type.MESSAGE)).command.getMessage();
+  expectEqual(delivered.getRedeliveryCount(), 0, 'first delivery count');
+  first.close();
+  const second = await subscribeRaw(2);
+  const frame = await second.next(Type.MESSAGE);
+  const again = frame.command.getMessage();
+  expectEqual([again.getMessageId().getLedgerid(), again.getMessageId().getEntryid()],
+    [delivered.getMessageId().getLedgerid(), delivered.getMessageId().getEntryid()], 'message id');
+  expectEqual(again.getRedeliveryCount(), 0, 'redelivery count after the handover');
+  expectEqual(codec.readEntry(frame.metadata, frame.payload)[0].payload.toString(), 'handed over', 'payload');
+  second.close();
+  await p.close();
+});
+
 // ---- checks of the fake's scripted behaviour ----
 check(fakeOnly, 'ping from the broker is answered with pong', async ({ server, fake }) => {
   const p = producer(server, newTopic('ping'));

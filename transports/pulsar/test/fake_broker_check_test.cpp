@@ -4,7 +4,7 @@
 // The fake broker's self-check (testing/peers/pulsar/check.js) has pulsar-flex checks that need
 // no scripting; here they run against the real standalone broker, showing that the fake and the
 // broker behave alike for what they check (receipts, round trip, batches, negative-ack
-// redelivery counts, Exclusive refusal).
+// redelivery counts, Exclusive refusal, a closed consumer's message handed over with its count).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ TEST(PulsarFakeBrokerCheck, PulsarFlexChecksHoldOnTheRealBroker) {
   const babelqueue::testing::CommandResult result =
       run_fake_broker_check({"--broker", server.service_url()});
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, ::testing::HasSubstr("5 of 5 checks held")) << result.output;
+  EXPECT_THAT(result.output, ::testing::HasSubstr("6 of 6 checks held")) << result.output;
 }
 
 }  // namespace
