@@ -33,7 +33,7 @@ babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::
 class FakeBroker {
  public:
   // Starts `peer.js` with `args` (e.g. {"--token", "secret"}) and waits until its control
-  // channel answers (~0.2 s). Throws std::runtime_error (with the log tail) when it does not
+  // channel answers (0.2-0.7 s). Throws std::runtime_error (with the log tail) when it does not
   // come up or fake_broker_unavailable().
   explicit FakeBroker(std::vector<std::string> args = {});
 
