@@ -457,6 +457,7 @@ function onFrame(conn, frame) {
   }
   switch (type) {
     case Type.PING:
+      conn.pings++;
       send(conn, base(Type.PONG).setPong(new pb.CommandPong()));
       break;
     case Type.PONG:
@@ -512,6 +513,7 @@ function accept(listener, socket) {
     producers: new Map(),
     consumers: new Map(),
     pongs: 0,
+    pings: 0,
   };
   stats.connects[listener]++;
   connections.add(conn);
@@ -628,6 +630,7 @@ async function control(line) {
         connects: stats.connects,
         refused_auth: stats.refused_auth,
         pongs: [...connections].reduce((n, c) => n + c.pongs, 0),
+        pings: [...connections].reduce((n, c) => n + c.pings, 0),
       };
     case 'ping':
       return pingAll();

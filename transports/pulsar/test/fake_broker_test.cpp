@@ -323,14 +323,23 @@ TEST(PulsarClientOnFakeBroker, RefusedTokenIsAClearConfigError) {
   EXPECT_GE(FakeBroker::number(fake.control("connections"), {"refused_auth"}), 2);
 }
 
-TEST(PulsarClientOnFakeBroker, AnswersTheBrokersPing) {
+TEST(PulsarClientOnFakeBroker, AnswersTheBrokersPingAndKeepsAliveWithItsOwn) {
   BABELQUEUE_REQUIRE_FAKE_PULSAR();
   const FakeBroker fake;
-  Client client(options_for(fake.url()));
+  ClientOptions options = options_for(fake.url());
+  options.keepalive = milliseconds(50);
+  Client client(options);
   static_cast<void>(client.lookup(kTopic));
   const Json reply = fake.control("ping");
   EXPECT_EQ(FakeBroker::number(reply, {"pinged"}), 1);
   EXPECT_EQ(FakeBroker::number(reply, {"ponged"}), 1);
+
+  // Our PINGs every keep-alive interval, answered: an otherwise idle connection outlives more
+  // than two intervals (a peer silent for two is dead).
+  wait_until([&] { return FakeBroker::number(fake.control("connections"), {"pings"}) >= 4; },
+             "4 PINGs of the client");
+  EXPECT_EQ(client.connection(), 1U);
+  EXPECT_EQ(FakeBroker::number(fake.control("connections"), {"connects", "primary"}), 1);
 }
 
 // ---- consuming ----
