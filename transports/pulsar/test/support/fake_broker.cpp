@@ -32,7 +32,7 @@ const babelqueue::testing::Distribution& packages() {
   return result;
 }
 
-std::optional<std::string> node() {
+std::optional<std::string> node_executable() {
   return babelqueue::testing::find_executable("node", kConfiguredNode);
 }
 
@@ -87,7 +87,7 @@ class Socket {
 }  // namespace
 
 std::optional<std::string> fake_broker_unavailable() {
-  if (!node()) {
+  if (!node_executable()) {
     return std::string(
         "fake Pulsar broker unavailable: node not found (configured at build time or on PATH); "
         "install Node.js >= 18 and npm (see testing/peers/pulsar/README.md)");
@@ -113,8 +113,9 @@ FakeBroker::FakeBroker(std::vector<std::string> args) {
   spec.ports = 3;
   spec.launch = [args = std::move(args)](const BrokerProcess& p) {
     BrokerProcess::Launch launch{
-        {*node(), std::string(kPeerDir) + "/peer.js", "--port", std::to_string(p.port(0)),
-         "--second-port", std::to_string(p.port(1)), "--control-port", std::to_string(p.port(2))},
+        {*node_executable(), std::string(kPeerDir) + "/peer.js", "--port",
+         std::to_string(p.port(0)), "--second-port", std::to_string(p.port(1)), "--control-port",
+         std::to_string(p.port(2))},
         {{"NODE_PATH", *packages().dir}}};
     launch.argv.insert(launch.argv.end(), args.begin(), args.end());
     return launch;
@@ -125,19 +126,19 @@ FakeBroker::FakeBroker(std::vector<std::string> args) {
   };
   spec.port_taken_marker = "Address already in use";
   spec.stop_grace = milliseconds(2'000);
-  process_.emplace(std::move(spec));
+  start(std::move(spec));
 }
 
 std::string FakeBroker::url() const {
-  return "pulsar://127.0.0.1:" + std::to_string(process_->port(0));
+  return "pulsar://127.0.0.1:" + std::to_string(node().port(0));
 }
 
 std::string FakeBroker::second_url() const {
-  return "pulsar://127.0.0.1:" + std::to_string(process_->port(1));
+  return "pulsar://127.0.0.1:" + std::to_string(node().port(1));
 }
 
 Json FakeBroker::control(std::string_view line) const {
-  const Socket socket(process_->port(2));
+  const Socket socket(node().port(2));
   socket.write_all(std::string(line) + "\n");
   Json reply = Json::parse(socket.read_line());
   const Json* ok = reply.find("ok");

@@ -30,7 +30,7 @@ babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::
 // the BrokerProcess log (printed when a test fails). Memory only: a restart empties it.
 //
 // Thread-safety: not thread-safe; use one object from one thread (the test's main thread).
-class FakeBroker {
+class FakeBroker : public babelqueue::testing::BrokerFixture {
  public:
   // Starts `peer.js` with `args` (e.g. {"--token", "secret"}) and waits until its control
   // channel answers (0.2-0.7 s). Throws std::runtime_error (with the log tail) when it does not
@@ -52,11 +52,7 @@ class FakeBroker {
   // std::runtime_error naming the path when it is missing or not an integer.
   static std::int64_t number(const Json& json, std::initializer_list<std::string_view> path);
 
-  pid_t pid() const { return process_->pid(); }
-  std::string log_tail(std::size_t lines = 60) const { return process_->log_tail(lines); }
-
- private:
-  std::optional<babelqueue::testing::BrokerProcess> process_;
+  // pid(), log_tail(), kill(), restart() (empty again): BrokerFixture's, of the node process.
 };
 
 }  // namespace babelqueue::pulsar::test
