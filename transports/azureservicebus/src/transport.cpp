@@ -385,10 +385,13 @@ class ServiceBusTransport::Impl {
       try {
         std::map<std::string, proton::value> answer;
         proton::get(reply.body(), answer);
-        std::vector<std::map<std::string, proton::binary>> messages;
+        std::vector<proton::value> messages;
         proton::get(answer.at("messages"), messages);
-        for (auto& m : messages)
-          encoded.push_back(m.at("message"));
+        for (const proton::value& item : messages) {
+          std::map<std::string, proton::value> entry;
+          proton::get(item, entry);
+          encoded.push_back(proton::get<proton::binary>(entry.at("message")));
+        }
       } catch (const std::exception& e) {
         return TransportError(std::string("azureservicebus: an unreadable peek reply: ") +
                               e.what());
