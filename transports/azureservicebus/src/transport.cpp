@@ -280,6 +280,8 @@ class ServiceBusTransport::Impl {
     proton::message reply;
     try {
       client.request(held->entity + "/$management", request, reply);
+    } catch (const ClosedError&) {
+      return;  // closing
     } catch (const Error& e) {
       log(LogLevel::Warning,
           "azureservicebus: renewing a lock on " + held->entity + " failed: " + e.what());
@@ -542,8 +544,9 @@ Result<std::vector<PeekedMessage>> ServiceBusTransport::peek(std::string_view qu
 
 void ServiceBusTransport::close() {
   if (!impl_->guard.close()) return;
-  impl_->renewals.stop();
+  // The client first: a renewal waiting for its reply ends with ClosedError at once.
   impl_->client.close();
+  impl_->renewals.stop();
 }
 
 }  // namespace babelqueue::azureservicebus

@@ -39,38 +39,6 @@ using babelqueue::testing::pop_message;
 constexpr char kUrn[] = "urn:babel:orders:created";
 constexpr auto kRecover = 60s;
 
-// App::consume on a thread of its own, recording every meta.id it handles, until stop().
-class Worker {
- public:
-  Worker(std::shared_ptr<ServiceBusTransport> transport, std::string queue, HandledIds& handled)
-      : transport_(std::move(transport)),
-        app_(transport_, {.poll_timeout = 200ms, .concurrency = 2}) {
-    app_.handle(kUrn, [&handled](Context&, const Envelope& env) {
-      handled.add(std::string(env.meta().id));
-      return Status();
-    });
-    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
-  }
-  ~Worker() { (void)stop(); }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  Status stop() {
-    if (thread_.joinable()) {
-      app_.stop();
-      thread_.join();
-      transport_->close();
-    }
-    return status_;
-  }
-
- private:
-  std::shared_ptr<ServiceBusTransport> transport_;
-  App app_;
-  Status status_;
-  std::thread thread_;
-};
-
 using Fault = PeerTest;
 
 TEST_F(Fault, ASB13_TheConnectionCutMidRunLosesNoMessage) {
@@ -78,7 +46,8 @@ TEST_F(Fault, ASB13_TheConnectionCutMidRunLosesNoMessage) {
   HandledIds handled;
   babelqueue::testing::ContinuousPublisher publisher(std::make_shared<ServiceBusTransport>(url),
                                                      queue(), kUrn);
-  Worker worker(std::make_shared<ServiceBusTransport>(url), queue(), handled);
+  babelqueue::testing::ConsumingWorker worker(std::make_shared<ServiceBusTransport>(url), queue(),
+                                              kUrn, handled);
   ASSERT_TRUE(publisher.wait_for_more(50, kRecover));
   ASSERT_TRUE(babelqueue::testing::eventually([&] { return handled.distinct() >= 20; }, kRecover));
   for (int cut = 0; cut < 3; ++cut) {
