@@ -58,14 +58,14 @@ std::string entity_of(std::string_view path) {
   return std::string(path);
 }
 
-void check(const Options& o, const std::string& what) {
-  if (o.host.empty()) throw ConfigError(what + ": no namespace host");
+void check(const Options& o) {
+  if (o.host.empty()) throw ConfigError("no namespace host");
   if (!o.tls && !is_loopback(o.host)) {
-    throw ConfigError(what + ": plain TCP (tls off) is only for a local test peer, not for " +
+    throw ConfigError("plain TCP (tls off) is only for a local test peer, not for " +
                       quoted(o.host));
   }
   if (o.auth == Auth::SaslPlain && (o.key_name.empty() || o.key.empty()))
-    throw ConfigError(what + ": auth sasl_plain needs a key name and a key");
+    throw ConfigError("auth sasl_plain needs a key name and a key");
 }
 
 Options parse_cs(std::string_view cs, Options o) {
@@ -181,7 +181,7 @@ Options parse(std::string_view url, Options o) {
     o.native_dead_letter =
         *v == "abandon" ? NativeDeadLetter::Abandon : NativeDeadLetter::DeadLetter;
   q.finish();
-  check(o, "the URL");
+  check(o);
   return o;
 }
 
@@ -198,7 +198,7 @@ std::string base64(const unsigned char* data, std::size_t size) {
 Options parse_connection_string(std::string_view connection_string, Options base) {
   try {
     Options o = parse_cs(connection_string, std::move(base));
-    check(o, "it");
+    check(o);
     return o;
   } catch (const ConfigError& e) {
     rethrow_as("azureservicebus connection string: ", e);
