@@ -399,10 +399,17 @@ class ServiceBusTransport::Impl {
                               e.what());
       }
       if (encoded.empty()) return {};
+      const std::int64_t page_from = from;
       for (const proton::binary& bytes : encoded) {
-        proton::message m;
-        m.decode(std::vector<char>(bytes.begin(), bytes.end()));
-        const amqp10::Message message = amqp10::detail::from_proton(m);
+        amqp10::Message message;
+        try {
+          proton::message m;
+          m.decode(std::vector<char>(bytes.begin(), bytes.end()));
+          message = amqp10::detail::from_proton(m);
+        } catch (const std::exception& e) {
+          return TransportError("azureservicebus: a peeked message of " + entity +
+                                " does not decode: " + e.what());
+        }
         const auto sequence = message.annotations.find("x-opt-sequence-number");
         if (sequence != message.annotations.end()) {
           if (const auto* n = std::get_if<std::int64_t>(&sequence->second))
@@ -411,6 +418,8 @@ class ServiceBusTransport::Impl {
         each(message);
         ++seen;
       }
+      // Without sequence numbers the next page cannot start after this one: stop here.
+      if (from == page_from) return {};
     }
     return {};
   }
@@ -527,6 +536,7 @@ Result<QueueStats> ServiceBusTransport::stats(std::string_view queue,
 Result<std::vector<PeekedMessage>> ServiceBusTransport::peek(std::string_view queue,
                                                              std::size_t max) {
   if (impl_->guard.closed()) return impl_->guard.error("peek");
+  if (Status s = impl_->check_entity(queue); !s.ok()) return s.error();
   std::vector<PeekedMessage> out;
   Status s = impl_->peek_each(std::string(queue), static_cast<std::int64_t>(max),
                               [&out](const amqp10::Message& m) {
