@@ -291,7 +291,10 @@ TEST_F(ConformanceReceive, ASB_T4_HandToBrokerAbandonsOrDeadLetters) {
           Json::object({{"bq-schema-version", Json::array({"long", 2})}}));
   auto poison = pop_message(*t, queue(), kWithin);
   ASSERT_TRUE(poison.has_value());
-  const std::string long_why(5000, 'x');
+  // 6001 bytes of UTF-8: "x" and 3000 two-byte characters.
+  std::string long_why = "x";
+  for (int i = 0; i < 3000; ++i)
+    long_why += "\xC3\xA9";
   ASSERT_TRUE(t->hand_to_broker(*poison, long_why).ok());
   auto gated = pop_message(*t, queue(), kWithin);
   ASSERT_TRUE(gated.has_value());
@@ -306,8 +309,8 @@ TEST_F(ConformanceReceive, ASB_T4_HandToBrokerAbandonsOrDeadLetters) {
             "poison");
   EXPECT_EQ(
       field(dead.as_array()[0], "application_properties", "DeadLetterErrorDescription", "value"),
-      std::string(4096, 'x'))
-      << "cut to 4096 characters";
+      long_why.substr(0, 4095))
+      << "cut to 4096 bytes on a UTF-8 boundary (byte 4096 would split a character)";
   EXPECT_EQ(field(dead.as_array()[1], "application_properties", "DeadLetterReason", "value"),
             "unsupported_schema_version");
   EXPECT_EQ(
