@@ -74,8 +74,10 @@ class Timer {
         continue;
       }
       const auto first = tasks_.begin();
-      if (Clock::now() < first->first.first) {
-        cv_.wait_until(lock, first->first.first);
+      // A copy: cancel() may erase the task (and its key) while this waits.
+      const Clock::time_point when = first->first.first;
+      if (Clock::now() < when) {
+        cv_.wait_until(lock, when);
         continue;
       }
       std::function<void()> task = std::move(first->second);
