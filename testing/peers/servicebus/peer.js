@@ -519,7 +519,9 @@ const connections = new Set();
 container.on('connection_open', (context) => {
   const { connection } = context;
   connection.sb = { tokens: new Map(), links: new Set(), replyLinks: new Map(), plain: false, expiryTimer: null };
-  const mechanism = connection.sasl_transport && connection.sasl_transport.mechanism;
+  // rhea's server SASL layer is a SelectiveServer (ANONYMOUS enabled) around the SaslServer.
+  const sasl = connection.sasl_transport;
+  const mechanism = sasl && (sasl.mechanism || (sasl.selected && sasl.selected.mechanism));
   connection.sb.plain = Boolean(mechanism && mechanism.constructor.name === 'PlainServer' && mechanism.outcome);
   connections.add(connection);
 });
@@ -681,6 +683,56 @@ function counts(entity) {
   return result;
 }
 
+// A typed AMQP value for enqueue's typed_application_properties: [type, value] with type one of
+// null, boolean, byte, ubyte, short, ushort, int, uint, long, ulong, float, double, string, binary
+// (value: the bytes as a UTF-8 string).
+function typedValue(type, value) {
+  if (type === 'null') return null;
+  if (type === 'binary') return types.wrap_binary(Buffer.from(String(value), 'utf8'));
+  const wrap = types[`wrap_${type}`];
+  if (typeof wrap !== 'function') throw new Error(`unknown AMQP type ${type}`);
+  return wrap(value);
+}
+
+// The AMQP type name of a decoded typed value (rhea's encodings folded: Str8 -> string, ...).
+const TYPE_NAMES = {
+  null: 'null', boolean: 'boolean', true: 'boolean', false: 'boolean', ubyte: 'ubyte', ushort: 'ushort',
+  uint: 'uint', smalluint: 'uint', uint0: 'uint', ulong: 'ulong', smallulong: 'ulong', ulong0: 'ulong',
+  byte: 'byte', short: 'short', int: 'int', smallint: 'int', long: 'long', smalllong: 'long',
+  float: 'float', double: 'double', timestamp: 'timestamp', uuid: 'uuid', vbin8: 'binary',
+  vbin32: 'binary', str8: 'string', str32: 'string', sym8: 'symbol', sym32: 'symbol',
+};
+const typeName = (typed) => TYPE_NAMES[String(typed.type.name).toLowerCase()] || String(typed.type.name).toLowerCase();
+
+function plain(typed) {
+  if (Buffer.isBuffer(typed.value)) return typed.value.toString('base64');
+  if (typeof typed.value === 'bigint') return typed.value.toString();
+  return typed.value === undefined ? null : typed.value;
+}
+
+// A stored message as the wire carries it (inspect): header, properties and application
+// properties with their AMQP types, and the body sections.
+function inspect(stored) {
+  const out = { sequence: stored.sequence, state: stored.state, delivery_count: stored.deliveryCount, durable: stored.header.durable === undefined ? null : stored.header.durable, properties: {}, application_properties: {}, body: [] };
+  const names = ['message_id', 'user_id', 'to', 'subject', 'reply_to', 'correlation_id', 'content_type', 'content_encoding', 'absolute_expiry_time', 'creation_time', 'group_id', 'group_sequence', 'reply_to_group_id'];
+  for (const section of stored.bare) {
+    if (section.code === 0x73) {
+      section.value.forEach((typed, i) => {
+        if (typed && typed.type && typeName(typed) !== 'null') out.properties[names[i]] = { type: typeName(typed), value: plain(typed) };
+      });
+    } else if (section.code === SECTION.applicationProperties) {
+      for (let i = 0; i + 1 < section.value.length; i += 2) {
+        out.application_properties[section.value[i].value] = { type: typeName(section.value[i + 1]), value: plain(section.value[i + 1]) };
+      }
+    } else if (section.code === 0x75) {
+      out.body.push({ section: 'data', base64: Buffer.from(section.value).toString('base64') });
+    } else if (section.code === 0x77) {
+      out.body.push({ section: 'value', type: typeof section.value });
+    }
+  }
+  return out;
+}
+
 function control(line) {
   const space = line.indexOf(' ');
   const command = space < 0 ? line : line.slice(0, space);
@@ -702,9 +754,13 @@ function control(line) {
       const entity = entityFor(String(spec.entity || ''));
       if (!entity) return { ok: false, error: `no entity ${spec.entity}` };
       const body = spec.body_base64 !== undefined ? Buffer.from(spec.body_base64, 'base64') : Buffer.from(String(spec.body ?? ''), 'utf8');
+      const applicationProperties = { ...(spec.application_properties || {}) };
+      for (const [key, [type, value]] of Object.entries(spec.typed_application_properties || {})) {
+        applicationProperties[key] = typedValue(type, value);
+      }
       const encoded = rhea.message.encode({
         message_id: spec.message_id,
-        application_properties: spec.application_properties,
+        application_properties: applicationProperties,
         body: rhea.message.data_section(body),
       });
       const stored = storeMessage(entity, rheaMessage.decode(encoded), Number(spec.delivery_count ?? 0));
@@ -714,6 +770,11 @@ function control(line) {
     case 'counts': {
       const entity = entityFor(argument);
       return entity ? { ok: true, ...counts(entity) } : { ok: false, error: `no entity ${argument}` };
+    }
+    case 'inspect': {
+      const entity = entityFor(argument);
+      if (!entity) return { ok: false, error: `no entity ${argument}` };
+      return { ok: true, messages: [...entity.messages.values()].sort((a, b) => a.sequence - b.sequence).map(inspect) };
     }
     case 'expire-locks': {
       const entity = entityFor(argument);
@@ -726,7 +787,7 @@ function control(line) {
       setImmediate(shutdown);
       return { ok: true };
     default:
-      return { ok: false, error: `unknown command ${command} (drop, refuse-next-put-token, enqueue JSON, counts ENTITY, expire-locks ENTITY, quit)` };
+      return { ok: false, error: `unknown command ${command} (drop, refuse-next-put-token, enqueue JSON, counts ENTITY, inspect ENTITY, expire-locks ENTITY, quit)` };
   }
 }
 

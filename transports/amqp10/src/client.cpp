@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/amqp10/client.hpp>
+#include <babelqueue/amqp10/timer.hpp>
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/unshared.hpp>
 
@@ -8,6 +9,7 @@
 #include <proton/condition.h>
 #include <proton/delivery.h>
 #include <proton/disposition.h>
+#include <proton/link.h>
 #include <proton/binary.hpp>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
@@ -41,6 +43,7 @@
 #include <utility>
 
 #include "message_codec.hpp"
+#include "request_node.hpp"
 
 namespace babelqueue::amqp10 {
 namespace {
@@ -116,6 +119,28 @@ void set_condition(pn_condition_t* condition, const std::string& name,
   pn_data_exit(data);
 }
 
+// The pn_link_t of a receiver, for rcv-settle-mode second (Proton C++ has no option for it).
+struct LinkAccess : proton::receiver {
+  static pn_link_t* pn(const proton::receiver& r) {
+    const auto member = &LinkAccess::pn_object;
+    return (r.*member)();
+  }
+};
+
+// The integral application property `key` of a reply (CBS status-code, $management
+// statusCode), -1 when absent or not an integer; and a string one, empty when absent.
+std::int64_t int_property(const proton::message& m, const std::string& key) {
+  try {
+    return proton::coerce<std::int64_t>(m.properties().get(key));
+  } catch (const proton::error&) {
+    return -1;
+  }
+}
+std::string string_property(const proton::message& m, const std::string& key) {
+  const proton::scalar v = m.properties().get(key);
+  return v.type() == proton::STRING ? proton::get<std::string>(v) : std::string();
+}
+
 std::string tag_of(std::uint64_t n) {
   std::string bytes(sizeof n, '\0');
   std::memcpy(bytes.data(), &n, sizeof n);
@@ -140,6 +165,10 @@ void validate(const Options& o) {
   if (o.timeout <= milliseconds::zero()) throw ConfigError("AMQP 1.0: timeout must be positive");
   if (o.user.empty() && !o.password.empty())
     throw ConfigError("AMQP 1.0: a password without a user");
+  if (o.cbs && (!o.cbs->audience || !o.cbs->token))
+    throw ConfigError("AMQP 1.0: CBS needs an audience and a token function");
+  if (o.cbs && !(o.cbs->renew_at > 0 && o.cbs->renew_at < 1))
+    throw ConfigError("AMQP 1.0: CBS renew_at must be between 0 and 1");
 }
 
 }  // namespace
@@ -211,6 +240,23 @@ struct Client::Impl final : proton::messaging_handler {
   std::uint64_t next_tag = 0;
   std::uint64_t next_delivery = 0;
 
+  // ---- CBS (ASB-3) and request/response nodes, container thread ----
+  struct RequestOp {
+    std::string node;
+    proton::message request;
+    std::shared_ptr<std::promise<proton::message>> reply;
+  };
+  enum class Auth { kPending, kDone };
+  // Per connection: the request/response link pairs, and the state of each CBS audience.
+  std::map<std::string, std::unique_ptr<detail::RequestNode>> nodes;
+  std::map<std::string, Auth> authorizations;
+  std::uint64_t next_node = 0;
+  std::deque<RequestOp> parked_requests;
+  // (mutex) The next receive of these addresses fails with ConfigError: CBS refused them.
+  std::map<std::string, std::string> refused_receives;
+  // Token renewal (a Proton timer would hold container::run() open until it fires).
+  Timer timer;
+
   // ---- any thread ----
 
   // Queues `task` for the container thread (starting it on first use). Call with `lock` held.
@@ -260,6 +306,7 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void close() {
+    timer.stop();
     {
       std::unique_lock lock(mutex);
       if (!closed) {
@@ -306,6 +353,8 @@ struct Client::Impl final : proton::messaging_handler {
       link.sender = proton::sender();
     receivers.clear();
     unsettled.clear();
+    nodes.clear();
+    parked_requests.clear();
     conn = proton::connection();
     drain();
     fail_all(ClosedError("AMQP 1.0 client closed"));
@@ -382,6 +431,7 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void open_sender(const std::string& address, SenderLink& link) {
+    if (!authorized_for(address)) return;
     proton::sender_options so;
     if (!options.capabilities.empty())
       so.target(proton::target_options().capabilities(symbols(options.capabilities)));
@@ -390,12 +440,21 @@ struct Client::Impl final : proton::messaging_handler {
 
   void open_receiver(const std::string& address) {
     wanted_receivers.insert(address);
-    if (!connected || receivers.count(address) != 0) return;
+    if (!connected || receivers.count(address) != 0 || !authorized_for(address)) return;
     proton::receiver_options ro;
     ro.credit_window(0).auto_accept(false);
     if (!options.capabilities.empty())
       ro.source(proton::source_options().capabilities(symbols(options.capabilities)));
+    if (!options.receiver_properties.empty()) {
+      std::map<proton::symbol, proton::value> properties;
+      for (const auto& [key, value] : options.receiver_properties)
+        properties[proton::symbol(key)] = value;
+      ro.properties(properties);
+    }
     proton::receiver r = conn.open_receiver(address, ro);
+    // Before the attach frame goes out (it is written after this handler returns).
+    if (options.receiver_settle_second)
+      pn_link_set_rcv_settle_mode(LinkAccess::pn(r), PN_RCV_SECOND);
     r.add_credit(options.prefetch);
     receivers[address] = r;
   }
@@ -457,7 +516,8 @@ struct Client::Impl final : proton::messaging_handler {
               const std::map<std::string, Value>& info) {
     const auto it = unsettled.find(id);
     if (it == unsettled.end() || connection != generation.load() || !connected)
-      throw StaleDeliveryError("AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+      throw StaleDeliveryError(
+          "AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
     proton::delivery d = it->second;
     unsettled.erase(it);
     pn_delivery_t* pd = DeliveryAccess::pn(d);
@@ -515,6 +575,149 @@ struct Client::Impl final : proton::messaging_handler {
       link.sender = proton::sender();
     receivers.clear();
     unsettled.clear();
+    const auto lost = std::make_exception_ptr(
+        TransportError("AMQP 1.0: the connection was lost before the reply"));
+    for (auto& [name, node] : nodes)
+      node->fail(lost);
+    nodes.clear();
+    authorizations.clear();
+  }
+
+  // ---- CBS (ASB-3) ----
+
+  // Whether links to `address` may open on this connection; if not yet, starts the put-token
+  // for its audience (its links open when the peer accepts it).
+  bool authorized_for(const std::string& address) {
+    if (!options.cbs) return true;
+    const std::string audience = options.cbs->audience(address);
+    const auto it = authorizations.find(audience);
+    if (it != authorizations.end()) return it->second == Auth::kDone;
+    authorizations[audience] = Auth::kPending;
+    put_token(audience, false);
+    return false;
+  }
+
+  detail::RequestNode& node(const std::string& name) {
+    std::unique_ptr<detail::RequestNode>& n = nodes[name];
+    if (!n) {
+      n = std::make_unique<detail::RequestNode>(conn, name,
+                                                name + "-reply-" + std::to_string(++next_node));
+    }
+    return *n;
+  }
+
+  void put_token(const std::string& audience, bool renewal) {
+    Token token;
+    try {
+      token = options.cbs->token(audience);
+    } catch (const std::exception& e) {
+      return cbs_refused(audience, "the token provider failed for " + audience + ": " + e.what());
+    }
+    proton::message m;
+    m.to("$cbs");
+    m.properties().put("operation", "put-token");
+    m.properties().put("type", token.type);
+    m.properties().put("name", audience);
+    m.body(token.value);
+    const std::uint64_t gen = generation.load();
+    const auto lifetime = token.expires - std::chrono::system_clock::now();
+    node("$cbs").send(std::move(m), [this, audience, gen, renewal, lifetime](
+                                        std::exception_ptr error, proton::message* reply) {
+      // A lost connection: the next one puts the token again.
+      if (error || gen != generation.load()) return;
+      const std::int64_t status = int_property(*reply, "status-code");
+      if (status == 200 || status == 202) {
+        authorizations[audience] = Auth::kDone;
+        schedule_renewal(audience, gen, lifetime);
+        if (!renewal) open_links_for(audience);
+        return;
+      }
+      const std::string description = string_property(*reply, "status-description");
+      cbs_refused(audience, "put-token for " + audience + " refused: status " +
+                                std::to_string(status) +
+                                (description.empty() ? "" : " (" + description + ")"));
+    });
+  }
+
+  void schedule_renewal(const std::string& audience, std::uint64_t gen,
+                        std::chrono::system_clock::duration lifetime) {
+    if (lifetime <= std::chrono::system_clock::duration::zero()) return;
+    const auto delay =
+        std::chrono::duration_cast<Clock::duration>(lifetime * options.cbs->renew_at);
+    timer.at(Clock::now() + delay, [this, audience, gen] {
+      try {
+        post([this, audience, gen] {
+          if (gen == generation.load() && connected && !closing) put_token(audience, true);
+        });
+      } catch (const ClosedError&) {
+        // closed meanwhile: nothing to renew
+      }
+    });
+  }
+
+  void open_links_for(const std::string& audience) {
+    for (auto& [address, link] : senders) {
+      if (!link.sender && !link.waiting.empty() && options.cbs->audience(address) == audience)
+        open_sender(address, link);
+    }
+    for (const std::string& address : std::set<std::string>(wanted_receivers)) {
+      if (options.cbs->audience(address) == audience) open_receiver(address);
+    }
+    run_requests();
+  }
+
+  // The sends, requests and the next receive waiting for `audience` fail with ConfigError; the
+  // next demand puts a token again.
+  void cbs_refused(const std::string& audience, const std::string& why) {
+    authorizations.erase(audience);
+    const ConfigError error("AMQP 1.0: " + why);
+    for (auto& [address, link] : senders) {
+      if (link.sender || options.cbs->audience(address) != audience) continue;
+      for (auto& op : link.waiting)
+        op->outcome.set_exception(std::make_exception_ptr(error));
+      link.waiting.clear();
+    }
+    for (auto it = parked_requests.begin(); it != parked_requests.end();) {
+      if (options.cbs->audience(it->node) != audience) {
+        ++it;
+        continue;
+      }
+      it->reply->set_exception(std::make_exception_ptr(error));
+      it = parked_requests.erase(it);
+    }
+    const std::lock_guard lock(mutex);
+    last_error = why;
+    for (auto it = wanted_receivers.begin(); it != wanted_receivers.end();) {
+      if (receivers.count(*it) != 0 || options.cbs->audience(*it) != audience) {
+        ++it;
+        continue;
+      }
+      refused_receives[*it] = error.what();
+      inboxes[*it].opened = false;
+      it = wanted_receivers.erase(it);
+    }
+    cv.notify_all();
+  }
+
+  // Sends the parked requests whose node may be used now.
+  void run_requests() {
+    if (!connected) return;
+    std::deque<RequestOp> parked;
+    parked.swap(parked_requests);
+    for (RequestOp& op : parked) {
+      if (!authorized_for(op.node)) {
+        parked_requests.push_back(std::move(op));
+        continue;
+      }
+      node(op.node).send(std::move(op.request),
+                         [reply = op.reply](std::exception_ptr error, proton::message* m) {
+                           if (error) {
+                             reply->set_exception(error);
+                           } else {
+                             reply->set_value(*m);
+                           }
+                         });
+    }
   }
 
   void fail_in_flight() {
@@ -542,6 +745,7 @@ struct Client::Impl final : proton::messaging_handler {
     for (auto& [address, link] : senders) {
       if (!link.waiting.empty()) open_sender(address, link);
     }
+    run_requests();
     drain();
   }
 
@@ -568,11 +772,17 @@ struct Client::Impl final : proton::messaging_handler {
   void on_error(const proton::error_condition&) override {}
 
   void on_sendable(proton::sender& s) override {
+    for (auto& [name, node] : nodes) {
+      if (node->owns(s)) return node->on_sendable();
+    }
     for (auto& [address, link] : senders) {
       if (link.sender == s) return flush(link);
     }
   }
   void on_sender_error(proton::sender& s) override {
+    for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+      if (it->second->owns(s)) return node_failed(it, s.error().what());
+    }
     for (auto& [address, link] : senders) {
       if (link.sender != s) continue;
       const TransportError error("AMQP 1.0: the link to " + address +
@@ -593,6 +803,9 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
   void on_receiver_error(proton::receiver& r) override {
+    for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+      if (it->second->owns(r)) return node_failed(it, r.error().what());
+    }
     for (auto it = receivers.begin(); it != receivers.end(); ++it) {
       if (it->second == r) {
         {
@@ -607,6 +820,15 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
 
+  void node_failed(std::map<std::string, std::unique_ptr<detail::RequestNode>>::iterator it,
+                   const std::string& why) {
+    const std::unique_ptr<detail::RequestNode> failed = std::move(it->second);
+    const std::string name = it->first;
+    nodes.erase(it);
+    failed->fail(std::make_exception_ptr(
+        TransportError("AMQP 1.0: the link to " + name + " failed: " + why)));
+  }
+
   void on_tracker_accept(proton::tracker& t) override { settle_outcome(t, nullptr); }
   void on_tracker_reject(proton::tracker& t) override { settle_outcome(t, "rejected"); }
   void on_tracker_release(proton::tracker& t) override {
@@ -614,6 +836,9 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void on_message(proton::delivery& d, proton::message& m) override {
+    for (auto& [name, node] : nodes) {
+      if (node->owns(d.receiver())) return node->on_message(m);
+    }
     std::string address;
     for (const auto& [a, r] : receivers) {
       if (r == d.receiver()) address = a;
@@ -622,6 +847,8 @@ struct Client::Impl final : proton::messaging_handler {
     const std::uint64_t id = ++next_delivery;
     unsettled[id] = d;
     Message message = detail::from_proton(m);
+    const proton::binary tag = d.tag();
+    message.delivery_tag.assign(tag.begin(), tag.end());
     const std::lock_guard lock(mutex);
     inboxes[address].queue.push_back(Received{id, generation.load(), std::move(message)});
     cv.notify_all();
@@ -638,9 +865,16 @@ struct Client::Impl final : proton::messaging_handler {
       inbox.opened = true;
       post_locked([this, address] { open_receiver(address); });
     }
-    cv.wait_for(lock, timeout,
-                [&] { return closed || credentials_refused || !inbox.queue.empty(); });
+    cv.wait_for(lock, timeout, [&] {
+      return closed || credentials_refused || !inbox.queue.empty() ||
+             refused_receives.count(address) != 0;
+    });
     if (closed) throw ClosedError("AMQP 1.0 client closed");
+    if (const auto refused = refused_receives.find(address); refused != refused_receives.end()) {
+      const std::string why = refused->second;
+      refused_receives.erase(refused);
+      throw ConfigError(why);
+    }
     if (inbox.queue.empty()) {
       if (credentials_refused)
         throw ConfigError("AMQP 1.0: the broker refused the credentials: " + last_error);
@@ -771,6 +1005,27 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {
   return impl_->receive(impl_, address, timeout);
+}
+
+void Client::request(const std::string& node, const proton::message& request,
+                     proton::message& reply) {
+  auto promise = std::make_shared<std::promise<proton::message>>();
+  std::future<proton::message> result = promise->get_future();
+  impl_->post([impl = impl_.get(), op = Impl::RequestOp{node, request, promise}]() mutable {
+    impl->parked_requests.push_back(std::move(op));
+    impl->run_requests();
+  });
+  if (result.wait_for(impl_->options.timeout) != std::future_status::ready) {
+    throw TimeoutError("AMQP 1.0: no reply from " + node + " within " +
+                       std::to_string(impl_->options.timeout.count()) + " ms");
+  }
+  try {
+    reply = result.get();
+  } catch (const std::future_error&) {
+    throw ClosedError("AMQP 1.0 client closed");
+  } catch (const Error& e) {
+    throw_error(spi::unshared(e));
+  }
 }
 
 void Client::close() {

@@ -146,8 +146,11 @@ Message from_proton(const proton::message& m) {
   std::map<proton::annotation_key, proton::value> annotations;
   if (!m.message_annotations().empty()) proton::get(m.message_annotations().value(), annotations);
   for (const auto& [key, value] : annotations) {
-    out.annotations[key.type() == proton::SYMBOL ? std::string(proton::get<proton::symbol>(key))
-                                                 : proton::to_string(key)] = from_value(value);
+    std::string name = key.type() == proton::SYMBOL ? std::string(proton::get<proton::symbol>(key))
+                                                    : proton::to_string(key);
+    if (value.type() == proton::TIMESTAMP)
+      out.annotation_times[name] = proton::get<proton::timestamp>(value).milliseconds();
+    out.annotations[std::move(name)] = from_value(value);
   }
   std::map<std::string, proton::scalar> properties;
   if (!m.properties().empty()) proton::get(m.properties().value(), properties);

@@ -161,4 +161,42 @@ class ContinuousPublisher {
   std::thread thread_;
 };
 
+/// App::consume on a thread of its own with a handler for `urn` that records every meta.id in
+/// `handled`, until `stop()`, which stops the App, joins the thread, closes the transport and
+/// returns consume's status (a fault test's worker; the transport's fault tests may share it).
+///
+/// Thread-safety: construct and stop from one thread.
+class ConsumingWorker {
+ public:
+  ConsumingWorker(std::shared_ptr<Transport> transport, std::string queue, std::string urn,
+                  HandledIds& handled,
+                  AppOptions options = {.poll_timeout = std::chrono::milliseconds(200),
+                                        .concurrency = 2})
+      : transport_(std::move(transport)), app_(transport_, std::move(options)) {
+    app_.handle(urn, [&handled](Context&, const Envelope& env) {
+      handled.add(std::string(env.meta().id));
+      return Status();
+    });
+    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
+  }
+  ~ConsumingWorker() { (void)stop(); }
+  ConsumingWorker(const ConsumingWorker&) = delete;
+  ConsumingWorker& operator=(const ConsumingWorker&) = delete;
+
+  Status stop() {
+    if (thread_.joinable()) {
+      app_.stop();
+      thread_.join();
+      transport_->close();
+    }
+    return status_;
+  }
+
+ private:
+  std::shared_ptr<Transport> transport_;
+  App app_;
+  Status status_;
+  std::thread thread_;
+};
+
 }  // namespace babelqueue::testing

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,10 @@
 /// to the prefetch window, topped up as messages are handed out. A lost connection is reopened
 /// with the kit's Backoff (100 ms doubling to 5 s), re-opening the receivers; the deliveries of the
 /// dead connection are never settled on the new one (StaleDeliveryError).
+
+namespace proton {
+class message;
+}
 
 namespace babelqueue::amqp10 {
 
@@ -56,6 +61,37 @@ struct Message {
   /// message-annotations (symbol keys) and application-properties.
   std::map<std::string, Value> annotations = {};
   std::map<std::string, Value> properties = {};
+  /// Received messages only: the delivery tag's bytes (Service Bus: the lock token in .NET Guid
+  /// byte order) and the timestamp-typed message annotations in milliseconds since the epoch
+  /// (Service Bus: x-opt-locked-until, x-opt-enqueued-time; `annotations` has them as Other).
+  std::string delivery_tag = {};
+  std::map<std::string, std::int64_t> annotation_times = {};
+};
+
+/// A token for claims-based security (CBS put-token; Azure Service Bus ASB-3).
+struct Token {
+  /// The token itself (a SAS token "SharedAccessSignature sr=..." or a JWT).
+  std::string value;
+  /// Its CBS type: "servicebus.windows.net:sastoken" or "jwt".
+  std::string type;
+  std::chrono::system_clock::time_point expires;
+};
+
+/// Claims-based security as Azure Service Bus speaks it (ASB-3): before the first link to an
+/// address on each connection, the client sends a put-token for the address's audience on the
+/// `$cbs` node and opens the link only after status 200 or 202; it puts a fresh token at
+/// `renew_at` of the token's lifetime (a timer of its own, not the container's). A refused token
+/// (any other status, or `token` throwing) fails the sends waiting for the address and the next
+/// receive of it with ConfigError naming the status and the peer's description (never the token).
+struct Cbs {
+  /// The audience covering an address, e.g. "sb://ns.servicebus.windows.net/orders" for
+  /// "orders" and "orders/$management".
+  std::function<std::string(const std::string& address)> audience;
+  /// A token for an audience. Called on the client's container thread: it should not block long
+  /// (an Entra ID provider should hand out a cached token).
+  std::function<Token(const std::string& audience)> token;
+  /// The share of a token's lifetime after which it is renewed (0 < renew_at < 1).
+  double renew_at = 0.9;
 };
 
 /// Connection options. `host` and `port` name the peer; the rest have defaults.
@@ -82,6 +118,12 @@ struct Options {
   std::chrono::milliseconds reconnect_cap{5'000};
   /// The container id (AMQP container-id of the open frame); empty: Proton makes one.
   std::string container_id = {};
+  /// Claims-based security before every link (Azure Service Bus); none: links open at once.
+  std::optional<Cbs> cbs = {};
+  /// Receiver links ask for rcv-settle-mode second (Service Bus PeekLock).
+  bool receiver_settle_second = false;
+  /// String link properties of every receiver link (Service Bus: com.microsoft:receiver-name).
+  std::map<std::string, std::string> receiver_properties = {};
 };
 
 class Client;
@@ -164,6 +206,16 @@ class Client {
   /// the peer refused the credentials on the last connection attempt (amqp:unauthorized-access;
   /// the client keeps reconnecting, so a later call may succeed).
   std::optional<Delivery> receive(const std::string& address, std::chrono::milliseconds timeout);
+
+  /// A request/response exchange with a node such as `<entity>/$management` (the AMQP
+  /// management pattern Service Bus uses): sends `request` (its message-id and reply-to are set
+  /// by the client) on a sender to `node`, and returns in `reply` the message whose
+  /// correlation-id names it, from a receiver on `node` whose target is the reply-to address.
+  /// The links are opened on first use per connection (after CBS when configured) and cached.
+  /// @throws TimeoutError without a reply within Options::timeout; TransportError when the
+  /// connection or a link is lost first; ConfigError when CBS refused the node's audience;
+  /// ClosedError after close().
+  void request(const std::string& node, const proton::message& request, proton::message& reply);
 
   /// Detaches the links, closes the connection (waiting up to Options::timeout for the peer),
   /// stops the container thread and wakes blocked callers. Idempotent.
