@@ -4,7 +4,9 @@
 // The private Pulsar client (src/client.hpp, issue 13) over TLS (pulsar+ssl://) against the real
 // broker: a standalone of its own with a TLS listener whose certificate a throwaway CA made by
 // the openssl CLI signed for IP 127.0.0.1; the chain and the peer name are verified, a name the
-// certificate does not carry and a CA not given are refused with a clear ConfigError.
+// certificate does not carry and a CA not given are refused with a clear ConfigError. Token
+// authentication against a broker with AuthenticationProviderToken: an HS256 JWT minted here (the
+// openssl CLI's HMAC) is accepted, a forged one refused without being printed.
 
 #include <babelqueue/testing/broker_process.hpp>
 #include <babelqueue/testing/command.hpp>
@@ -82,6 +84,43 @@ class Certificates {
  private:
   std::string dir_;
 };
+
+// `text` in base64, by the openssl CLI.
+std::string base64(const std::string& text) {
+  const babelqueue::testing::CommandResult result =
+      babelqueue::testing::run_command({BABELQUEUE_OPENSSL, "base64", "-A"}, {}, text);
+  if (result.exit_code != 0) throw std::runtime_error("openssl base64 failed: " + result.output);
+  std::string out = result.output;
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+// `text` in base64url without padding (JWT).
+std::string base64url(const std::string& text) {
+  std::string out;
+  for (const char c : base64(text)) {
+    if (c == '+') {
+      out += '-';
+    } else if (c == '/') {
+      out += '_';
+    } else if (c != '=') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// An HS256 JWT for `subject` signed with `key`.
+std::string hs256_token(const std::string& subject, const std::string& key) {
+  const std::string signed_part = base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
+                                  base64url(R"({"sub":")" + subject + "\"}");
+  const babelqueue::testing::CommandResult mac = babelqueue::testing::run_command(
+      {BABELQUEUE_OPENSSL, "dgst", "-sha256", "-mac", "HMAC", "-macopt", "key:" + key, "-binary"},
+      {}, signed_part);
+  if (mac.exit_code != 0) throw std::runtime_error("openssl dgst failed: " + mac.output);
+  return signed_part + "." + base64url(mac.output);
+}
 
 ClientOptions tls_options(const std::string& host, int port, const std::string& ca) {
   ClientOptions options;
@@ -165,6 +204,48 @@ TEST(PulsarClientTls, VerifiesTheBrokersCertificateAndName) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("127.0.0.1:" + std::to_string(server.port())));
     EXPECT_THAT(e.what(), HasSubstr("TLS handshake"));
+  }
+}
+
+TEST(PulsarClientToken, TheBrokerAcceptsItsTokenAndRefusesAForgedOne) {
+  BABELQUEUE_REQUIRE_BROKER(openssl_unavailable());
+  BABELQUEUE_REQUIRE_PULSAR();
+  const std::string key = "babelqueue-pulsar-test-hs256-secret";  // >= 256 bits for HS256
+  PulsarServer::Config config;
+  // An anonymous role lets the fixture's readiness probe (no token) in; a token given is checked.
+  config.extra_properties = {
+      "authenticationEnabled=true",
+      "authenticationProviders=org.apache.pulsar.broker.authentication."
+      "AuthenticationProviderToken",
+      "tokenSecretKey=data:;base64," + base64(key),
+      "anonymousUserRole=anonymous",
+  };
+  const PulsarServer server(config);
+  ClientOptions options;
+  options.service_url = server.service_url();
+  options.operation_timeout = kWait;
+
+  options.token = hs256_token("babelqueue", key);
+  {
+    Client client(options);
+    const std::string topic = "persistent://public/default/token-round-trip";
+    const auto consumer = client.subscribe(topic, {});
+    client.create_producer(topic)->send({"authenticated"});
+    const std::optional<Received> message = consumer->receive(kWait);
+    ASSERT_TRUE(message.has_value());
+    EXPECT_EQ(message->payload, "authenticated");
+  }
+
+  options.token = hs256_token("babelqueue", "another-key-of-at-least-thirty-two-bytes");
+  Client forged(options);
+  try {
+    static_cast<void>(forged.lookup("persistent://public/default/token-refused"));
+    ADD_FAILURE() << "a token signed with another key was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_FALSE(e.is_transient());
+    EXPECT_THAT(e.what(), HasSubstr("CONNECT to 127.0.0.1:" + std::to_string(server.port())));
+    EXPECT_THAT(e.what(), HasSubstr("AuthenticationError"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr(options.token)));
   }
 }
 
