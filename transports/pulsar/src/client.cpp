@@ -248,6 +248,16 @@ struct ClientState {
     if (service.tls) configure_tls();
     primary = connection_for(service);
   }
+  // Producers and consumers point at their connections and these back at them: the cycles are
+  // broken here (the I/O thread is gone: the last handle of the client is).
+  ~ClientState() {
+    for (auto& [key, c] : connections) {
+      c->producers.clear();
+      c->consumers.clear();
+    }
+  }
+  ClientState(const ClientState&) = delete;
+  ClientState& operator=(const ClientState&) = delete;
 
   ClientOptions options;
   Endpoint service;
