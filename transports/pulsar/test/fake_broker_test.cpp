@@ -474,6 +474,29 @@ TEST(PulsarClientOnFakeBroker, BrokerClosingTheConsumerResubscribesAndRefusesSta
   EXPECT_EQ(sub_stat(fake, "consumer.acks"), 1);
 }
 
+TEST(PulsarClientOnFakeBroker, ConsumerClosedByItsBrokerFollowsTheTopicToAnother) {
+  BABELQUEUE_REQUIRE_FAKE_PULSAR();
+  const FakeBroker fake;
+  fake.enqueue(message("held"));
+  Client client(options_for(fake.url()));
+  const auto consumer = client.subscribe(kTopic, {});
+  const Received held = receive_one(*consumer);
+  EXPECT_EQ(FakeBroker::number(fake.control("connections"), {"connects", "second"}), 0);
+
+  // The topic moves to the second broker (as an unload does): the consumer is looked up again
+  // and re-subscribes over a connection to it; the unacked message comes back there.
+  fake.control("redirect " + kTopic + " second");
+  EXPECT_EQ(FakeBroker::number(fake.control("close-consumers " + kTopic), {"closed"}), 1);
+  const Received again = receive_one(*consumer);
+  EXPECT_EQ(again.payload, "held");
+  EXPECT_NE(again.connection, held.connection) << "the connection to the second broker";
+  EXPECT_THROW(consumer->ack(held), StaleDeliveryError);
+  consumer->ack(again);
+  wait_until([&] { return sub_stat(fake, "acked") == 1; }, "the ack");
+  EXPECT_EQ(FakeBroker::number(fake.control("connections"), {"connects", "second"}), 1);
+  EXPECT_EQ(client.connection(), 2U) << "one connection per broker, none remade";
+}
+
 // ---- batches, as the Java and Go clients write them ----
 
 struct BatchCase {
