@@ -195,6 +195,44 @@ TEST(PulsarClientFake, NegotiatesTheLowerVersionAnswersPingsAndFollowsRedirects)
   EXPECT_NO_THROW(broker.finish());
 }
 
+TEST(PulsarClientFake, SendsTheTokenInConnectAndAnswersAnAuthChallengeWithIt) {
+  FakeBroker broker([](FakeConnection& connection, const std::string& url) {
+    const wire::Frame connect = connection.expect(pb::BaseCommand::CONNECT);
+    EXPECT_EQ(connect.command.connect().auth_method_name(), "token");
+    EXPECT_EQ(connect.command.connect().auth_data(), "the-token");
+    pb::BaseCommand connected;
+    connected.set_type(pb::BaseCommand::CONNECTED);
+    connected.mutable_connected()->set_protocol_version(21);
+    connection.write(connected);
+    // A broker refreshing the authentication: the same token comes back.
+    pb::BaseCommand challenge;
+    challenge.set_type(pb::BaseCommand::AUTH_CHALLENGE);
+    challenge.mutable_authchallenge()->mutable_challenge()->set_auth_method_name("token");
+    challenge.mutable_authchallenge()->mutable_challenge()->set_auth_data("refresh");
+    connection.write(challenge);
+    // The first LOOKUP (sent once CONNECTED arrived) and the AUTH_RESPONSE come in either order.
+    int responses = 0;
+    while (std::optional<wire::Frame> frame = connection.read()) {
+      const pb::BaseCommand& command = frame->command;
+      if (command.type() == pb::BaseCommand::AUTH_RESPONSE) {
+        ++responses;
+        EXPECT_EQ(command.authresponse().response().auth_method_name(), "token");
+        EXPECT_EQ(command.authresponse().response().auth_data(), "the-token");
+      } else if (command.type() == pb::BaseCommand::LOOKUP) {
+        connection.lookup_answer(command.lookuptopic().request_id(),
+                                 pb::CommandLookupTopicResponse::Connect, url, true);
+      }
+    }
+    EXPECT_EQ(responses, 1);
+  });
+  ClientOptions options = options_for(broker);
+  options.token = "the-token";
+  Client client(options);
+  EXPECT_EQ(client.lookup("persistent://public/default/t").broker_url, broker.url());
+  client.close();
+  EXPECT_NO_THROW(broker.finish());
+}
+
 TEST(PulsarClientFake, APeerSilentForTwoKeepAliveIntervalsIsDead) {
   FakeBroker broker([](FakeConnection& connection, const std::string&) {
     connection.handshake();
