@@ -144,6 +144,7 @@ void validate(const Options& o) {
 
 }  // namespace
 
+// One per client, shared by its deliveries (no allocation per message).
 struct Delivery::Settler {
   std::weak_ptr<Client::Impl> impl;
 };
@@ -164,6 +165,17 @@ struct Client::Impl final : proton::messaging_handler {
     std::uint64_t id;
     std::uint64_t connection;
     Message message;
+  };
+  // A settle handed to the container thread (Delivery::settle does not wait for it).
+  struct SettleOp {
+    std::uint64_t id;
+    std::uint64_t connection;
+    int outcome;
+    bool failed;
+    bool undeliverable_here;
+    std::string condition;
+    std::string description;
+    std::map<std::string, Value> info;
   };
   // Caller side, under mutex_.
   struct Inbox {
@@ -186,6 +198,17 @@ struct Client::Impl final : proton::messaging_handler {
   bool stopped = false;
   std::thread thread;
   std::deque<std::function<void()>> tasks;
+  // Settles handed over and not yet given to Proton (drained before `tasks`).
+  std::vector<SettleOp> settles;
+  // A drain() is queued on the live connection's work queue: further posts add none.
+  bool drain_pending = false;
+  // The number of the open connection, 0 while none is open: a settle of a delivery of another
+  // connection is stale at once, without a hop to the container thread.
+  std::uint64_t live_connection = 0;
+  // Settles the container thread found stale since the last flush() (their connection died
+  // after they were handed over): the peer redelivers those messages.
+  std::uint64_t stale_settles = 0;
+  std::shared_ptr<Delivery::Settler> settler;
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
@@ -217,11 +240,16 @@ struct Client::Impl final : proton::messaging_handler {
   void post_locked(std::function<void()> task) {
     if (closed) throw ClosedError("AMQP 1.0 client closed");
     tasks.push_back(std::move(task));
+    wake_locked();
+  }
+  // Makes the container thread drain what was queued (starting it on first use); one drain()
+  // at a time is queued on the connection's work queue, however many posts it serves.
+  void wake_locked() {
     if (!started) {
       started = true;
       thread = std::thread([this] { run(); });
-    } else if (work_queue != nullptr) {
-      work_queue->add([this] { drain(); });
+    } else if (work_queue != nullptr && !drain_pending) {
+      drain_pending = work_queue->add([this] { drain(); });
     }
   }
   void post(std::function<void()> task) {
@@ -300,6 +328,7 @@ struct Client::Impl final : proton::messaging_handler {
       const std::lock_guard lock(mutex);
       container = nullptr;
       work_queue = nullptr;
+      live_connection = 0;
       closed = true;
     }
     for (auto& [address, link] : senders)
@@ -317,9 +346,20 @@ struct Client::Impl final : proton::messaging_handler {
 
   void drain() {
     std::deque<std::function<void()>> batch;
+    std::vector<SettleOp> settling;
     {
       const std::lock_guard lock(mutex);
+      drain_pending = false;
       batch.swap(tasks);
+      settling.swap(settles);
+    }
+    for (const SettleOp& op : settling)
+      settle(op);
+    if (!settling.empty()) {
+      // Given back for reuse: the caller's next settles need no allocation.
+      settling.clear();
+      const std::lock_guard lock(mutex);
+      if (settles.empty()) settles.swap(settling);
     }
     for (auto& task : batch)
       task();
@@ -369,6 +409,7 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void begin_close() {
+    drain();  // settles handed over before close() go out before the links close
     closing = true;
     for (auto& [address, link] : senders)
       if (link.sender) link.sender.close();
@@ -452,16 +493,33 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
 
-  void settle(std::uint64_t id, std::uint64_t connection, int outcome, bool failed,
-              bool undeliverable_here, const std::string& condition, const std::string& description,
-              const std::map<std::string, Value>& info) {
-    const auto it = unsettled.find(id);
-    if (it == unsettled.end() || connection != generation.load() || !connected)
-      throw StaleDeliveryError("AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+  // Caller side: hands the settle of a delivery of connection `op.connection` to the container
+  // thread and returns. Stale at once when that connection is no longer the open one or the
+  // client closed.
+  void hand_over(SettleOp op) {
+    const std::lock_guard lock(mutex);
+    if (closed)
+      throw StaleDeliveryError("AMQP 1.0: the client closed before the delivery was settled");
+    if (op.connection != live_connection)
+      throw StaleDeliveryError(
+          "AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+    settles.push_back(std::move(op));
+    wake_locked();
+  }
+
+  // A settle the connection died under since it was handed over is dropped (counted for
+  // flush()): the peer redelivers the message.
+  void settle(const SettleOp& op) {
+    const auto it = unsettled.find(op.id);
+    if (it == unsettled.end() || op.connection != generation.load() || !connected) {
+      const std::lock_guard lock(mutex);
+      ++stale_settles;
+      return;
+    }
     proton::delivery d = it->second;
     unsettled.erase(it);
     pn_delivery_t* pd = DeliveryAccess::pn(d);
-    switch (outcome) {
+    switch (op.outcome) {
       case kAccepted:
         d.accept();
         return;
@@ -470,15 +528,15 @@ struct Client::Impl final : proton::messaging_handler {
         return;
       case kModified: {
         pn_disposition_t* local = pn_delivery_local(pd);
-        pn_disposition_set_failed(local, failed);
-        pn_disposition_set_undeliverable(local, undeliverable_here);
+        pn_disposition_set_failed(local, op.failed);
+        pn_disposition_set_undeliverable(local, op.undeliverable_here);
         pn_delivery_update(pd, PN_MODIFIED);
         pn_delivery_settle(pd);
         return;
       }
       default: {
-        set_condition(pn_disposition_condition(pn_delivery_local(pd)), condition, description,
-                      info);
+        set_condition(pn_disposition_condition(pn_delivery_local(pd)), op.condition, op.description,
+                      op.info);
         pn_delivery_update(pd, PN_REJECTED);
         pn_delivery_settle(pd);
         return;
@@ -504,6 +562,8 @@ struct Client::Impl final : proton::messaging_handler {
     {
       const std::lock_guard lock(mutex);
       work_queue = nullptr;
+      drain_pending = false;  // what is queued is drained when the next connection opens
+      live_connection = 0;
       // Unsettled deliveries of the dead connection are redelivered by the peer.
       for (auto& [address, inbox] : inboxes) {
         inbox.queue.clear();
@@ -534,6 +594,7 @@ struct Client::Impl final : proton::messaging_handler {
       const std::lock_guard lock(mutex);
       last_error.clear();
       credentials_refused = false;
+      live_connection = generation.load();
     }
     connected = true;
     backoff.reset();
@@ -629,8 +690,7 @@ struct Client::Impl final : proton::messaging_handler {
 
   // ---- caller side ----
 
-  std::optional<Delivery> receive(const std::shared_ptr<Impl>& self, const std::string& address,
-                                  milliseconds timeout) {
+  std::optional<Delivery> receive(const std::string& address, milliseconds timeout) {
     std::unique_lock lock(mutex);
     if (closed) throw ClosedError("AMQP 1.0 client closed");
     Inbox& inbox = inboxes[address];
@@ -653,8 +713,7 @@ struct Client::Impl final : proton::messaging_handler {
       inbox.top_up_posted = true;
       post_locked([this, address] { top_up(address); });
     }
-    return Delivery(std::make_shared<Delivery::Settler>(Delivery::Settler{self}), r.id,
-                    r.connection, std::move(r.message));
+    return Delivery(settler, r.id, r.connection, std::move(r.message));
   }
 };
 
@@ -696,17 +755,8 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
   const std::shared_ptr<Client::Impl> impl = settler_ ? settler_->impl.lock() : nullptr;
   if (!impl) throw StaleDeliveryError("AMQP 1.0: the delivery's client is gone");
   settled_ = true;
-  try {
-    impl->call<void>(
-        [impl = impl.get(), id = id_, connection = connection_, outcome, failed, undeliverable_here,
-         condition, description, info] {
-          impl->settle(id, connection, outcome, failed, undeliverable_here, condition, description,
-                       info);
-        },
-        "settle");
-  } catch (const ClosedError&) {
-    throw StaleDeliveryError("AMQP 1.0: the client closed before the delivery was settled");
-  }
+  impl->hand_over(Client::Impl::SettleOp{id_, connection_, outcome, failed, undeliverable_here,
+                                         condition, description, info});
 }
 
 // ---- Client ----
@@ -714,6 +764,7 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
 Client::Client(Options options) {
   validate(options);
   impl_ = std::make_shared<Impl>(std::move(options));
+  impl_->settler = std::make_shared<Delivery::Settler>(Delivery::Settler{impl_});
 }
 
 Client::~Client() {
@@ -770,7 +821,38 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
 }
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {
-  return impl_->receive(impl_, address, timeout);
+  return impl_->receive(address, timeout);
+}
+
+void Client::flush() {
+  {
+    std::unique_lock lock(impl_->mutex);
+    if (!impl_->started) return;
+    if (impl_->live_connection == 0) {
+      // No connection to give them to: what waits is stale as well (the peer redelivers it).
+      const std::uint64_t stale = std::exchange(impl_->stale_settles, 0) + impl_->settles.size();
+      impl_->settles.clear();
+      lock.unlock();
+      if (stale > 0) {
+        throw StaleDeliveryError("AMQP 1.0: " + std::to_string(stale) +
+                                 " settles found their connection gone; the peer redelivers "
+                                 "those messages");
+      }
+      return;
+    }
+  }
+  const std::uint64_t stale = impl_->call<std::uint64_t>(
+      [impl = impl_.get()] {
+        impl->drain();
+        const std::lock_guard lock(impl->mutex);
+        return std::exchange(impl->stale_settles, 0);
+      },
+      "flush");
+  if (stale > 0) {
+    throw StaleDeliveryError("AMQP 1.0: " + std::to_string(stale) +
+                             " settles found their connection gone; the peer redelivers those "
+                             "messages");
+  }
 }
 
 void Client::close() {

@@ -222,6 +222,18 @@ Status ArtemisTransport::rewind(const ReceivedMessage& msg) {
   return impl_->settle(msg, "rewind", [](amqp10::Delivery& d) { d.modify(true, false); });
 }
 
+Status ArtemisTransport::flush() {
+  if (impl_->guard.closed()) return impl_->guard.error("flush");
+  try {
+    impl_->client.flush();
+    return {};
+  } catch (const ClosedError&) {
+    return impl_->guard.error("flush");
+  } catch (const Error& e) {
+    return e;
+  }
+}
+
 void ArtemisTransport::close() {
   if (!impl_->guard.close()) return;
   impl_->client.close();

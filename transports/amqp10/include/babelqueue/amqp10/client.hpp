@@ -86,9 +86,12 @@ struct Options {
 
 class Client;
 
-/// A received message and the right to settle it, once. Settling marshals onto the container
-/// thread and returns when the disposition was handed to Proton. A Delivery dropped unsettled
-/// stays unsettled (the peer redelivers it when the link or connection ends).
+/// A received message and the right to settle it, once. Settling does not wait: it checks that
+/// the delivery's connection is still the open one (else StaleDeliveryError, nothing settled),
+/// hands the disposition to the container thread and returns; a settle the connection dies under
+/// before Proton sends it is dropped (the peer redelivers the message) and counted by
+/// Client::flush(). A Delivery dropped unsettled stays unsettled (the peer redelivers it when the
+/// link or connection ends).
 ///
 /// Thread-safety: one Delivery from one thread at a time; different ones from any threads.
 class Delivery {
@@ -164,6 +167,12 @@ class Client {
   /// the peer refused the credentials on the last connection attempt (amqp:unauthorized-access;
   /// the client keeps reconnecting, so a later call may succeed).
   std::optional<Delivery> receive(const std::string& address, std::chrono::milliseconds timeout);
+
+  /// Waits until every settle handed over so far was given to Proton (in order before anything
+  /// sent later on the connection). @throws StaleDeliveryError when settles were dropped since
+  /// the last flush because their connection died (the peer redelivers those messages);
+  /// TimeoutError after Options::timeout.
+  void flush();
 
   /// Detaches the links, closes the connection (waiting up to Options::timeout for the peer),
   /// stops the container thread and wakes blocked callers. Idempotent.

@@ -93,6 +93,10 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 /// Inspector (not implemented yet: Artemis reports a queue's message count only through its
 /// management address).
 ///
+/// Flusher: `ack` and `rewind` do not wait for the layer's thread (they hand the disposition over
+/// and return); `flush()` waits until every one handed over went to Proton and reports the
+/// settles their connection died under (StaleDelivery: the broker redelivers those messages).
+///
 /// Errors: a settle of a delivery already settled, or of one whose connection is gone (the broker
 /// redelivers it), is ErrorCode::StaleDelivery. Refused credentials are a TransportError naming
 /// the broker's SASL outcome, never the password.
@@ -104,7 +108,8 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
                                                  public HeaderPublisher,
                                                  public BatchPublisher,
-                                                 public Rewinder {
+                                                 public Rewinder,
+                                                 public Flusher {
  public:
   /// Validates `options` (ConfigError on a bad value); no I/O: the connection is made by the
   /// first call that needs it.
@@ -134,6 +139,9 @@ class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
   /// Settles the delivery `modified{delivery-failed=true, undeliverable-here=false}` (ART-8).
   Status rewind(const ReceivedMessage& msg) override;
+  /// Waits until the settles handed over were given to Proton; StaleDelivery when some found
+  /// their connection gone since the last flush.
+  Status flush() override;
 
  private:
   class Impl;
