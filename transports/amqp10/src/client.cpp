@@ -20,6 +20,7 @@
 #include <proton/receiver_options.hpp>
 #include <proton/sender.hpp>
 #include <proton/sender_options.hpp>
+#include <proton/source.hpp>
 #include <proton/source_options.hpp>
 #include <proton/ssl.hpp>
 #include <proton/target_options.hpp>
@@ -27,6 +28,7 @@
 #include <proton/transport.hpp>
 #include <proton/work_queue.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -39,6 +41,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "message_codec.hpp"
 
@@ -51,6 +54,8 @@ using std::chrono::milliseconds;
 // How often a disconnected client looks whether its backoff is over (a Proton timer keeps
 // container::run() going until it fires, so close() would wait for a long one).
 constexpr milliseconds kTick{50};
+// The credit of a browse receiver per drain cycle when it reads everything.
+constexpr std::uint32_t kBrowseChunk = 500;
 
 enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
 
@@ -177,11 +182,19 @@ struct Client::Impl final : proton::messaging_handler {
     std::string description;
     std::map<std::string, Value> info;
   };
+  // A browse (Client::browse): its copy-mode receiver and what it read so far.
+  struct BrowseOp {
+    std::string address;
+    std::size_t max = 0;
+    std::size_t granted = 0;
+    std::vector<Message> messages;
+    proton::receiver link;
+    std::promise<std::vector<Message>> done;
+  };
   // Caller side, under mutex_.
   struct Inbox {
     std::deque<Received> queue;
     std::uint32_t owed = 0;  // handed out since the last top-up
-    bool top_up_posted = false;
     bool opened = false;
   };
 
@@ -231,6 +244,9 @@ struct Client::Impl final : proton::messaging_handler {
   std::set<std::string> wanted_receivers;
   std::map<std::uint64_t, std::shared_ptr<SendOp>> in_flight;
   std::map<std::uint64_t, proton::delivery> unsettled;
+  std::vector<std::shared_ptr<BrowseOp>> browses;
+  // The credit owed per receiver, collected by drain() (reused: no allocation per drain).
+  std::vector<std::pair<const std::string*, std::uint32_t>> credit_due;
   std::uint64_t next_tag = 0;
   std::uint64_t next_delivery = 0;
 
@@ -338,6 +354,7 @@ struct Client::Impl final : proton::messaging_handler {
     conn = proton::connection();
     drain();
     fail_all(ClosedError("AMQP 1.0 client closed"));
+    fail_browses(ClosedError("AMQP 1.0 client closed"));
     senders.clear();
     const std::lock_guard lock(mutex);
     stopped = true;
@@ -352,9 +369,18 @@ struct Client::Impl final : proton::messaging_handler {
       drain_pending = false;
       batch.swap(tasks);
       settling.swap(settles);
+      for (auto& [address, inbox] : inboxes) {
+        if (inbox.owed > 0) credit_due.emplace_back(&address, std::exchange(inbox.owed, 0));
+      }
     }
     for (const SettleOp& op : settling)
       settle(op);
+    // The messages handed out since the last drain make room in their receiver's window.
+    for (const auto& [address, owed] : credit_due) {
+      const auto it = receivers.find(*address);
+      if (it != receivers.end() && it->second.active()) it->second.add_credit(owed);
+    }
+    credit_due.clear();
     if (!settling.empty()) {
       // Given back for reuse: the caller's next settles need no allocation.
       settling.clear();
@@ -544,17 +570,60 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
 
-  void top_up(const std::string& address) {
-    std::uint32_t owed = 0;
-    {
-      const std::lock_guard lock(mutex);
-      Inbox& inbox = inboxes[address];
-      owed = inbox.owed;
-      inbox.owed = 0;
-      inbox.top_up_posted = false;
+  // ---- browse ----
+
+  void start_browse(const std::shared_ptr<BrowseOp>& op) {
+    browses.push_back(op);
+    if (connected) open_browser(*op);
+  }
+
+  void open_browser(BrowseOp& op) {
+    proton::source_options so;
+    so.distribution_mode(proton::source::COPY);
+    if (!options.capabilities.empty()) so.capabilities(symbols(options.capabilities));
+    op.link = conn.open_receiver(
+        op.address, proton::receiver_options().credit_window(0).auto_accept(false).source(so));
+    grant(op);
+  }
+
+  // Credit for the next messages, then a drain: the peer sends what it has and returns the
+  // rest of the credit, so the end of the queue is known without waiting for a timeout.
+  void grant(BrowseOp& op) {
+    const std::size_t want = op.max == 0
+                                 ? kBrowseChunk
+                                 : std::min<std::size_t>(op.max - op.messages.size(), kBrowseChunk);
+    op.granted += want;
+    op.link.add_credit(static_cast<std::uint32_t>(want));
+    op.link.drain();
+  }
+
+  std::shared_ptr<BrowseOp> browse_of(const proton::receiver& r) {
+    for (const auto& op : browses) {
+      if (op->link == r) return op;
     }
-    const auto it = receivers.find(address);
-    if (owed > 0 && it != receivers.end() && it->second.active()) it->second.add_credit(owed);
+    return nullptr;
+  }
+
+  void finish_browse(const std::shared_ptr<BrowseOp>& op) {
+    op->link.close();
+    op->done.set_value(std::move(op->messages));
+    std::erase(browses, op);
+  }
+
+  template <class E>
+  void fail_browses(const E& error) {
+    for (const auto& op : browses)
+      op->done.set_exception(std::make_exception_ptr(error));
+    browses.clear();
+  }
+
+  void on_receiver_drain_finish(proton::receiver& r) override {
+    const std::shared_ptr<BrowseOp> op = browse_of(r);
+    if (!op) return;
+    // Less than granted arrived: the queue has no more; all of it arrived: ask again.
+    if (op->messages.size() < op->granted || (op->max != 0 && op->messages.size() >= op->max))
+      return finish_browse(op);
+    grant(*op);
   }
 
   void lost_connection() {
@@ -571,6 +640,7 @@ struct Client::Impl final : proton::messaging_handler {
       }
     }
     fail_in_flight();
+    fail_browses(TransportError("AMQP 1.0: the connection was lost during a browse"));
     for (auto& [address, link] : senders)
       link.sender = proton::sender();
     receivers.clear();
@@ -654,6 +724,12 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
   void on_receiver_error(proton::receiver& r) override {
+    if (const std::shared_ptr<BrowseOp> op = browse_of(r)) {
+      op->done.set_exception(std::make_exception_ptr(
+          TransportError("AMQP 1.0: browsing " + op->address + " failed: " + r.error().what())));
+      std::erase(browses, op);
+      return;
+    }
     for (auto it = receivers.begin(); it != receivers.end(); ++it) {
       if (it->second == r) {
         {
@@ -675,6 +751,12 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void on_message(proton::delivery& d, proton::message& m) override {
+    if (const std::shared_ptr<BrowseOp> op = browse_of(d.receiver())) {
+      op->messages.push_back(detail::from_proton(m));
+      d.release();  // a copy: nothing to take (released changes nothing were it not one)
+      if (op->max != 0 && op->messages.size() >= op->max) finish_browse(op);
+      return;
+    }
     std::string address;
     for (const auto& [a, r] : receivers) {
       if (r == d.receiver()) address = a;
@@ -708,11 +790,11 @@ struct Client::Impl final : proton::messaging_handler {
     }
     Received r = std::move(inbox.queue.front());
     inbox.queue.pop_front();
+    // The credit goes back with the next drain, normally the one of this message's settle; the
+    // thread is woken for the credit alone once half the window is owed or nothing is buffered.
     ++inbox.owed;
-    if (!inbox.top_up_posted) {
-      inbox.top_up_posted = true;
-      post_locked([this, address] { top_up(address); });
-    }
+    if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
+      wake_locked();
     return Delivery(settler, r.id, r.connection, std::move(r.message));
   }
 };
@@ -818,6 +900,23 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
     }
   }
   if (first) throw_error(*first);
+}
+
+std::vector<Message> Client::browse(const std::string& address, std::size_t max) {
+  auto op = std::make_shared<Impl::BrowseOp>();
+  op->address = address;
+  op->max = max;
+  std::future<std::vector<Message>> result = op->done.get_future();
+  impl_->post([impl = impl_.get(), op] { impl->start_browse(op); });
+  if (result.wait_for(impl_->options.timeout) != std::future_status::ready)
+    throw TimeoutError("AMQP 1.0: browsing " + address + " timed out");
+  try {
+    return result.get();
+  } catch (const std::future_error&) {
+    throw ClosedError("AMQP 1.0 client closed");
+  } catch (const Error& e) {
+    throw_error(spi::unshared(e));
+  }
 }
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {

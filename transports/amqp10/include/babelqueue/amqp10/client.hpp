@@ -50,6 +50,8 @@ struct Message {
   /// creation-time.
   std::optional<std::string> message_id = {};
   std::optional<std::string> correlation_id = {};
+  /// properties.reply-to (a request's reply address, e.g. Artemis's management replies).
+  std::optional<std::string> reply_to = {};
   std::optional<std::string> content_type = {};
   std::optional<std::string> subject = {};
   std::optional<std::int64_t> creation_time_ms = {};
@@ -173,6 +175,13 @@ class Client {
   /// the last flush because their connection died (the peer redelivers those messages);
   /// TimeoutError after Options::timeout.
   void flush();
+
+  /// Up to `max` (0: all) messages of `address`, head first, read by a receiver of their own with
+  /// distribution-mode `copy` (a browser: the messages stay where they are) and released; the
+  /// receiver drains its credit, so the end of the queue is the peer's answer, not a timeout.
+  /// @throws TransportError when the link or connection fails; TimeoutError after
+  /// Options::timeout; ClosedError after close().
+  std::vector<Message> browse(const std::string& address, std::size_t max);
 
   /// Detaches the links, closes the connection (waiting up to Options::timeout for the peer),
   /// stops the container thread and wakes blocked callers. Idempotent.

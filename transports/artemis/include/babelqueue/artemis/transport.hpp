@@ -109,7 +109,8 @@ class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
                                                  public HeaderPublisher,
                                                  public BatchPublisher,
                                                  public Rewinder,
-                                                 public Flusher {
+                                                 public Flusher,
+                                                 public Inspector {
  public:
   /// Validates `options` (ConfigError on a bad value); no I/O: the connection is made by the
   /// first call that needs it.
@@ -142,6 +143,13 @@ class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
   /// Waits until the settles handed over were given to Proton; StaleDelivery when some found
   /// their connection gone since the last flush.
   Status flush() override;
+  /// Counts through Artemis's management address (getMessageCount, getDeliveringCount,
+  /// getScheduledCount, getConsumerCount of `queue.<name>`; the dead-letter queue's
+  /// getMessageCount): ready = messages - delivering - scheduled, in_flight = delivering
+  /// (prefetched ones included), delayed = scheduled; a queue Artemis does not have counts 0.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
+  /// A browser (distribution-mode `copy`): the messages stay where they are.
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
  private:
   class Impl;
