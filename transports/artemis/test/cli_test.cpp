@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,60 @@ TEST_F(ArtemisCliTest, DlqRedriveMovesTheRecordBack) {
   EXPECT_EQ(env.meta().id, id);
   EXPECT_FALSE(env.dead_letter().has_value());
   EXPECT_EQ(env.attempts(), 0);
+}
+
+// At-least-once across processes (ART-11): a `babelqueue work` process whose handler never
+// returns holds its full credit window (prefetch 100: Artemis counts 100 deliveries in flight)
+// when it is killed with SIGKILL; the broker puts them back and a new consumer gets every
+// published meta.id.
+TEST_F(ArtemisCliTest, ART11_AWorkerKilledHoldingAFullCreditWindowLosesNothing) {
+  constexpr long kMessages = 300;
+  constexpr std::int64_t kPrefetch = 100;  // the transport's default
+  const auto t = transport();
+  std::set<std::string> published;
+  {
+    std::vector<std::string> bodies;
+    for (long i = 0; i < kMessages; ++i) {
+      Envelope env = make(cli::test::kCliUrn, Json::object({{"i", i}}), {.queue = queue()});
+      published.insert(std::string(env.meta().id));
+      bodies.push_back(encode(env));
+    }
+    ASSERT_TRUE(t->publish_batch(queue(), std::move(bodies)).ok());
+  }
+  const auto stats = [&] {
+    auto s = t->stats(queue(), {});
+    return s.has_value() ? *s : QueueStats{};
+  };
+
+  // `exec sleep` keeps the handler busy for good; the worker leads its own process group, so
+  // the SIGKILL ends the shell too.
+  cli::test::CliProcess worker(
+      {"work", "--url", url(), "--queue", queue(), "--exec", "exec sleep 600"}, true);
+  ASSERT_TRUE(babelqueue::testing::eventually(
+      [&] { return stats().in_flight.value_or(0) == kPrefetch; }, kWithin))
+      << "the worker never held " << kPrefetch << " deliveries; its stderr:\n"
+      << worker.err();
+  worker.kill_group();
+  ASSERT_TRUE(babelqueue::testing::eventually(
+      [&] {
+        const QueueStats s = stats();
+        return s.in_flight == 0 && s.ready == kMessages;
+      },
+      kWithin))
+      << "the broker did not take back the dead worker's deliveries";
+
+  std::set<std::string> received;
+  while (received.size() < published.size()) {
+    const auto got = t->pop(queue(), kWithin);
+    ASSERT_TRUE(got.has_value()) << got.error().what();
+    ASSERT_TRUE(got->has_value()) << "nothing more within " << kWithin.count() << " ms; got "
+                                  << received.size();
+    received.insert(std::string(decode((*got)->body).meta().id));
+    ASSERT_TRUE(t->ack(**got).ok());
+  }
+  EXPECT_EQ(received, published);
+  EXPECT_TRUE(t->flush().ok());
+  EXPECT_EQ(count_becomes(queue(), 0), 0);
 }
 
 // A bad option in the URL is a usage error (exit 2) naming it, never the password.
