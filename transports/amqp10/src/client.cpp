@@ -291,8 +291,15 @@ struct Client::Impl final : proton::messaging_handler {
         promise->set_exception(std::current_exception());
       }
     });
+    return await(result, what);
+  }
+
+  // The value of `result`, set on the container thread; ClosedError when the client closed
+  // first (the promise was dropped), TimeoutError after Options::timeout.
+  template <class R>
+  R await(std::future<R>& result, const std::string& what) const {
     if (result.wait_for(options.timeout) != std::future_status::ready)
-      throw TimeoutError(std::string("AMQP 1.0: ") + what + " timed out");
+      throw TimeoutError("AMQP 1.0: " + what + " timed out");
     try {
       return result.get();
     } catch (const std::future_error&) {
@@ -908,15 +915,7 @@ std::vector<Message> Client::browse(const std::string& address, std::size_t max)
   op->max = max;
   std::future<std::vector<Message>> result = op->done.get_future();
   impl_->post([impl = impl_.get(), op] { impl->start_browse(op); });
-  if (result.wait_for(impl_->options.timeout) != std::future_status::ready)
-    throw TimeoutError("AMQP 1.0: browsing " + address + " timed out");
-  try {
-    return result.get();
-  } catch (const std::future_error&) {
-    throw ClosedError("AMQP 1.0 client closed");
-  } catch (const Error& e) {
-    throw_error(spi::unshared(e));
-  }
+  return impl_->await(result, "browsing " + address);
 }
 
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "message_codec.hpp"
 
+#include <proton/codec.h>
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
 #include <proton/codec/decoder.hpp>
@@ -12,7 +13,9 @@
 #include <proton/type_id.hpp>
 #include <proton/types.hpp>
 
+#include <string>
 #include <type_traits>
+#include <variant>
 
 namespace babelqueue::amqp10::detail {
 namespace {
@@ -63,33 +66,96 @@ Value from_scalar(const proton::scalar& s) {
   }
 }
 
+// The pn_data_t under a proton::value (its decoder's, which Proton C++ keeps protected).
+struct EncodedData : proton::codec::decoder {
+  explicit EncodedData(const proton::value& v) : decoder(v) {}
+  [[nodiscard]] pn_data_t* pn() const { return pn_object(); }
+};
+
+std::string bytes_of(pn_bytes_t b) {
+  return {b.start, b.size};
+}
+
+// The value under the cursor of `d` as a Value: the scalars Value holds, anything else (a
+// symbol, a timestamp, a uuid, a list, a map, a described value) as Other named by its type.
+Value value_at(pn_data_t* d) {
+  const pn_type_t type = pn_data_type(d);
+  switch (type) {
+    case PN_NULL:
+      return std::monostate{};
+    case PN_BOOL:
+      return pn_data_get_bool(d);
+    case PN_BYTE:
+      return pn_data_get_byte(d);
+    case PN_UBYTE:
+      return pn_data_get_ubyte(d);
+    case PN_SHORT:
+      return pn_data_get_short(d);
+    case PN_USHORT:
+      return pn_data_get_ushort(d);
+    case PN_INT:
+      return pn_data_get_int(d);
+    case PN_UINT:
+      return pn_data_get_uint(d);
+    case PN_LONG:
+      return pn_data_get_long(d);
+    case PN_ULONG:
+      return pn_data_get_ulong(d);
+    case PN_FLOAT:
+      return pn_data_get_float(d);
+    case PN_DOUBLE:
+      return pn_data_get_double(d);
+    case PN_STRING:
+      return bytes_of(pn_data_get_string(d));
+    case PN_BINARY:
+      return Binary{bytes_of(pn_data_get_binary(d))};
+    default:
+      // Proton C++'s type_id values are the C core's pn_type_t values.
+      return Other{proton::type_name(static_cast<proton::type_id>(type))};
+  }
+}
+
 // The entries of an encoded AMQP map (message annotations, application properties) into `out`,
-// decoded in one pass: Proton's own route (proton::map, then proton::get into a std::map of
-// proton::value) makes a pn_data_t per value and decodes the map up to three times, most of the
-// cost of a received message. Keys: strings and symbols as they are, others rendered; values:
-// scalars as Value, anything else (a list, a map, a described value) as Other.
+// read in one pass with the C core's cursor: Proton C++'s own route (proton::map, then
+// proton::get into a std::map of proton::value) makes a pn_data_t per value and decodes the map
+// up to three times, most of the layer's cost of a received message. Keys: strings and symbols
+// as they are, others rendered.
 void read_map(const proton::value& encoded, std::map<std::string, Value>& out) {
   if (encoded.empty()) return;
-  proton::codec::decoder d(encoded);
-  proton::codec::start map;
-  d >> map;
-  for (std::size_t i = 0; i < map.size / 2; ++i) {
-    proton::scalar key;
-    d >> key;
-    std::string name = key.type() == proton::SYMBOL ? std::string(proton::get<proton::symbol>(key))
-                       : key.type() == proton::STRING ? proton::get<std::string>(key)
-                                                      : proton::to_string(key);
-    if (proton::type_id_is_scalar(d.next_type())) {
-      proton::scalar value;
-      d >> value;
-      out.insert_or_assign(std::move(name), from_scalar(value));
-    } else {
-      proton::value value;
-      d >> value;
-      out.insert_or_assign(std::move(name), Other{proton::type_name(value.type())});
+  const EncodedData data(encoded);
+  pn_data_t* d = data.pn();
+  pn_data_rewind(d);
+  if (!pn_data_next(d) || pn_data_type(d) != PN_MAP) return;
+  const std::size_t n = pn_data_get_map(d);
+  pn_data_enter(d);
+  for (std::size_t i = 0; i + 1 < n; i += 2) {
+    if (!pn_data_next(d)) break;
+    std::string name;
+    switch (pn_data_type(d)) {
+      case PN_SYMBOL:
+        name = bytes_of(pn_data_get_symbol(d));
+        break;
+      case PN_STRING:
+        name = bytes_of(pn_data_get_string(d));
+        break;
+      default:
+        name = std::visit(
+            [](const auto& v) -> std::string {
+              using T = std::decay_t<decltype(v)>;
+              if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+                return std::to_string(v);
+              } else if constexpr (std::is_same_v<T, Other>) {
+                return v.type_name;
+              } else {
+                return "?";
+              }
+            },
+            value_at(d));
     }
+    if (!pn_data_next(d)) break;
+    out.insert_or_assign(std::move(name), value_at(d));
   }
-  d >> proton::codec::finish();
+  pn_data_exit(d);
 }
 
 }  // namespace
