@@ -4,7 +4,9 @@
 // The raw Qpid Proton C++ baseline of `babelqueue bench transport --url artemis://...` (issue
 // 12): the same patterns on the plain Proton API, one connection (SASL PLAIN), links with the
 // `queue` capability, durable messages whose body is an AMQP string of --size bytes (or the
-// bytes of --body-file: the envelope `bench transport` sends), and no BabelQueue code.
+// bytes of --body-file: the envelope `bench transport` sends) with the fields of the ART-4
+// projection (the x-opt-jms-type annotation, correlation-id, creation-time and the four bq_
+// application properties; --bare: none), and no BabelQueue code.
 //
 //   publish1  send one message, wait for its accepted outcome
 //   publishN  send --batch messages, wait for all their outcomes
@@ -18,12 +20,14 @@
 //       --messages 20000 [--body-file FILE] [--json]
 
 #include <CLI/CLI.hpp>
+#include <proton/annotation_key.hpp>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
 #include <proton/container.hpp>
 #include <proton/delivery.hpp>
 #include <proton/error_condition.hpp>
 #include <proton/message.hpp>
+#include <proton/message_id.hpp>
 #include <proton/messaging_handler.hpp>
 #include <proton/receiver.hpp>
 #include <proton/receiver_options.hpp>
@@ -32,6 +36,7 @@
 #include <proton/source_options.hpp>
 #include <proton/symbol.hpp>
 #include <proton/target_options.hpp>
+#include <proton/timestamp.hpp>
 #include <proton/tracker.hpp>
 #include <proton/transport.hpp>
 
@@ -63,6 +68,7 @@ struct Args {
   int size = 259;
   std::string body_file;
   bool durable = true;
+  bool bare = false;
   bool json = false;
 };
 
@@ -125,6 +131,17 @@ class Bench : public proton::messaging_handler {
   void send(proton::sender& s) {
     proton::message m(body_);
     m.durable(args_.durable);
+    if (!args_.bare) {
+      // The fields of the ART-4 projection `bench transport` sends (the same bytes on the wire).
+      m.message_annotations().put(proton::symbol("x-opt-jms-type"),
+                                  proton::value(std::string("urn:babel:orders:created")));
+      m.correlation_id(std::string("8a6c7e0e-6a0b-4d4e-9d1e-3f5a2c1b0d9e"));
+      m.creation_time(proton::timestamp(1765000000000));
+      m.properties().put("bq_schema_version", "1");
+      m.properties().put("bq_source_lang", "cpp");
+      m.properties().put("bq_attempts", "0");
+      m.properties().put("bq_app_id", "babelqueue");
+    }
     s.send(m);
     ++sent_;
   }
@@ -219,6 +236,9 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_flag("--json", a.json, "Print one JSON object");
   app.add_flag("--non-durable{false}", a.durable, "Send with header.durable false");
+  app.add_flag("--bare", a.bare,
+               "Send the body alone (without the ART-4 annotation, correlation-id, creation-time "
+               "and four application properties)");
   CLI11_PARSE(app, argc, argv);
   std::string body(static_cast<std::size_t>(a.size), 'x');
   if (!a.body_file.empty()) {
