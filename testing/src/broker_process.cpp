@@ -413,4 +413,16 @@ void BrokerProcess::reap(int signal_number, bool escalate) {
   pid_ = -1;
 }
 
+void BrokerFixture::start(BrokerProcess::Spec spec) {
+  const auto started = Clock::now();
+  node_.emplace(std::move(spec));
+  started_in_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+}
+
+void BrokerFixture::restart() {
+  const auto started = Clock::now();
+  node_->start();
+  started_in_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+}
+
 }  // namespace babelqueue::testing

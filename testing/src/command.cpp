@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include <babelqueue/testing/command.hpp>
 
+#include <babelqueue/testing/broker_process.hpp>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <exception>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -143,20 +146,31 @@ Distribution fetch_distribution(std::string_view script, std::string_view dir) {
   return d;
 }
 
-std::optional<std::string> java_broker_unavailable(std::string_view what,
-                                                   const std::optional<std::string>& java,
-                                                   const Distribution& dist,
-                                                   std::string_view dist_dir) {
-  if (!java) {
-    return std::string(what) +
-           " unavailable: java not found (configured at build time or on PATH); install it "
-           "(Debian: apt-get install default-jre-headless, see scripts/install-deps)";
+JvmDistribution::JvmDistribution(std::string_view what, std::string_view configured_java,
+                                 std::string_view script, std::string_view dist_dir)
+    : java_(find_executable("java", configured_java)), dist_(fetch_distribution(script, dist_dir)) {
+  if (!java_) {
+    unavailable_ = std::string(what) +
+                   " unavailable: java not found (configured at build time or on PATH); install "
+                   "it (Debian: apt-get install default-jre-headless, see scripts/install-deps)";
+  } else if (!dist_.dir) {
+    unavailable_ = std::string(what) + " unavailable: it could not be fetched into " +
+                   std::string(dist_dir) + ": " + dist_.reason;
   }
-  if (!dist.dir) {
-    return std::string(what) + " unavailable: it could not be fetched into " +
-           std::string(dist_dir) + ": " + dist.reason;
-  }
-  return std::nullopt;
+}
+
+void JvmDistribution::require() const {
+  if (unavailable_) throw std::runtime_error(*unavailable_);
+}
+
+const std::string& JvmDistribution::java() const {
+  require();
+  return *java_;
+}
+
+const std::string& JvmDistribution::dir() const {
+  require();
+  return *dist_.dir;
 }
 
 }  // namespace babelqueue::testing

@@ -3,29 +3,16 @@
 # Copyright (c) 2026 The babelqueue-cpp authors
 #
 # The ctest test servicebus_peer_vs_official_client: installs the npm packages (install.sh, cached
-# in BUILD_DIR) and runs check.js, the scripted Service Bus peer against @azure/service-bus.
+# in BUILD_DIR) and runs check.js, the scripted Service Bus peer against @azure/service-bus
+# (../npm_check.sh).
 #
 # Usage: check.sh BUILD_DIR
 # Exit status: 0 every check held; 1 a check failed or the tools are missing while CI is set;
 # 77 (ctest: skipped) node or npm is missing outside CI.
 set -euo pipefail
-
 [ "$#" -eq 1 ] || {
   echo "usage: check.sh BUILD_DIR" >&2
   exit 2
 }
 here=$(cd "${BASH_SOURCE[0]%/*}" && pwd)
-node=${BABELQUEUE_NODE:-$(command -v node || true)}
-npm=${BABELQUEUE_NPM:-$(command -v npm || true)}
-if [ -z "$node" ] || [ -z "$npm" ]; then
-  reason="node and npm are needed for the scripted Service Bus peer (found node='$node' npm='$npm')"
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: $reason; CI must provide them" >&2
-    exit 1
-  fi
-  echo "SKIPPED: $reason" >&2
-  exit 77
-fi
-modules=$("$here/install.sh" "$1")
-echo "node $("$node" --version), packages in $modules"
-NODE_PATH="$modules" exec "$node" "$here/check.js"
+exec "$here/../npm_check.sh" "$here" "$1"

@@ -3,59 +3,14 @@
 # Copyright (c) 2026 The babelqueue-cpp authors
 #
 # Testing kit: the npm packages of the scripted Service Bus peer (rhea) and of its self-check (the
-# official @azure/service-bus client), installed with `npm ci` from this folder's package-lock.json
-# into BUILD_DIR/servicebus-peer (never into the source tree). Installed once; later calls only check
-# a stamp naming the lock file's hash and the Node version. Safe to call from parallel tests (flock).
+# official @azure/service-bus client), installed by ../npm_install.sh into BUILD_DIR/servicebus-peer.
 #
 # Usage: install.sh BUILD_DIR      prints the node_modules directory (use it as NODE_PATH)
 # Exit status: 0 ready, 1 the packages could not be installed (reason on stderr), 2 bad usage.
-# BABELQUEUE_NODE and BABELQUEUE_NPM (default node and npm on PATH) pick the tools; npm's own
-# settings (registry, cache) apply.
 set -euo pipefail
-
 [ "$#" -eq 1 ] || {
   echo "usage: install.sh BUILD_DIR" >&2
   exit 2
 }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-dir=$(realpath -m -- "$1/servicebus-peer")
-
-fail() {
-  echo "servicebus_peer_install: $*" >&2
-  exit 1
-}
-
-node=${BABELQUEUE_NODE:-$(command -v node || true)}
-npm=${BABELQUEUE_NPM:-$(command -v npm || true)}
-[ -n "$node" ] || fail "node not found (Node.js 20 from nodejs.org/NodeSource, or Debian's nodejs)"
-[ -n "$npm" ] || fail "npm not found (Debian: apt-get install npm)"
-wanted="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1) node $("$node" --version)"
-stamp="$dir/babelqueue-servicebus-peer.stamp"
-ready() { [ -d "$dir/node_modules" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; }
-
-if ready; then
-  echo "$dir/node_modules"
-  exit 0
-fi
-
-mkdir -p "$dir"
-exec 9>"$dir.lock"
-flock 9
-if ready; then
-  echo "$dir/node_modules"
-  exit 0
-fi
-
-rm -rf "$dir"
-mkdir -p "$dir"
-cp "$here/package.json" "$here/package-lock.json" "$dir/"
-log="$dir/npm.log"
-if ! "$npm" ci --prefix "$dir" --no-audit --no-fund --ignore-scripts >"$log" 2>&1; then
-  tail -n 20 "$log" >&2
-  rm -rf "$dir/node_modules"
-  fail "npm ci failed for $here/package-lock.json (is the npm registry reachable?)"
-fi
-NODE_PATH="$dir/node_modules" "$node" -e "require('rhea'); require('@azure/service-bus')" ||
-  fail "the packages in $dir/node_modules do not load on node $("$node" --version)"
-echo "$wanted" >"$stamp"
-echo "$dir/node_modules"
+exec "$here/../npm_install.sh" servicebus-peer "$here" "$1" rhea @azure/service-bus

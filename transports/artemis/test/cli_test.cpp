@@ -136,9 +136,10 @@ TEST_F(ArtemisCliTest, DlqRedriveMovesTheRecordBack) {
 }
 
 // At-least-once across processes (ART-11): a `babelqueue work` process whose handler never
-// returns holds its full credit window (prefetch 100: Artemis counts 100 deliveries in flight)
-// when it is killed with SIGKILL; the broker puts them back and a new consumer gets every
-// published meta.id.
+// returns holds its full credit window when it is killed with SIGKILL (prefetch 100: Artemis
+// counts at least 100 deliveries in flight, 100 buffered plus the one in the handler when its
+// credit came back before the window filled); the broker puts them back and a new consumer gets
+// every published meta.id.
 TEST_F(ArtemisCliTest, ART11_AWorkerKilledHoldingAFullCreditWindowLosesNothing) {
   constexpr long kMessages = 300;
   constexpr std::int64_t kPrefetch = 100;  // the transport's default
@@ -163,7 +164,7 @@ TEST_F(ArtemisCliTest, ART11_AWorkerKilledHoldingAFullCreditWindowLosesNothing) 
   cli::test::CliProcess worker(
       {"work", "--url", url(), "--queue", queue(), "--exec", "exec sleep 600"}, true);
   ASSERT_TRUE(babelqueue::testing::eventually(
-      [&] { return stats().in_flight.value_or(0) == kPrefetch; }, kWithin))
+      [&] { return stats().in_flight.value_or(0) >= kPrefetch; }, kWithin))
       << "the worker never held " << kPrefetch << " deliveries; its stderr:\n"
       << worker.err();
   worker.kill_group();

@@ -132,6 +132,16 @@ TEST(ArtemisFault, ART11_ABrokerKilledAndRestartedMidRunLosesNoMessage) {
 // consumer run on the shared broker: both reconnect, the settles of the dead connections are
 // dropped (the broker redelivers those messages), and every meta.id whose publish returned ok is
 // handled; the queue ends empty.
+// How many connections the broker's log says management closed (AMQ229005).
+std::size_t closed_by_management(const ArtemisServer& server) {
+  const std::string log = server.log_tail(100'000);
+  std::size_t n = 0;
+  for (std::size_t at = log.find("AMQ229005"); at != std::string::npos;
+       at = log.find("AMQ229005", at + 1))
+    ++n;
+  return n;
+}
+
 TEST(ArtemisFault, ART11_ConnectionsClosedByTheBrokerUnderLoadLoseNothing) {
   BABELQUEUE_REQUIRE_ARTEMIS();
   ArtemisServer& server = amqp10::test::shared_artemis_server();
@@ -146,8 +156,13 @@ TEST(ArtemisFault, ART11_ConnectionsClosedByTheBrokerUnderLoadLoseNothing) {
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     const std::size_t before = handled.distinct();
+    const std::size_t cuts = closed_by_management(server);
     // Closes this request's own connection too: its end counts as done.
     (void)raw.management("broker", "closeConnectionsForAddress", R"(["127.0.0.1"])", true);
+    // The broker logs each connection it closed (ours among them).
+    ASSERT_TRUE(babelqueue::testing::eventually(
+        [&] { return closed_by_management(server) >= cuts + 2; }, kRecover))
+        << server.log_tail();
     // Both clients reconnect and work on before the next cut.
     ASSERT_TRUE(publisher.wait_for_more(50, kRecover)) << server.log_tail();
     ASSERT_TRUE(

@@ -359,9 +359,11 @@ struct ClientState {
     });
   }
 
-  // The connection `sock` is dead: fail what was in flight on it, reconnect when something
-  // (a producer, a consumer) needs the connection.
-  void lost(const std::shared_ptr<tcp::socket>& sock, const std::string& reason) {
+  // The connection `sock` is dead: fail what was in flight on it with `cause` (by default a
+  // transient TransportError naming `reason`), reconnect when something (a producer, a consumer)
+  // needs the connection.
+  void lost(const std::shared_ptr<tcp::socket>& sock, const std::string& reason,
+            std::exception_ptr cause = nullptr) {
     if (sock != socket) return;
     boost::system::error_code ignored;
     sock->close(ignored);
@@ -371,8 +373,9 @@ struct ClientState {
     writes.clear();
     writing = false;
     const auto error = closed ? std::make_exception_ptr(ClosedError("pulsar: the client is closed"))
-                              : std::make_exception_ptr(TransportError(
-                                    "pulsar: connection to " + address() + " lost: " + reason));
+                       : cause ? cause
+                               : std::make_exception_ptr(TransportError(
+                                     "pulsar: connection to " + address() + " lost: " + reason));
     fail_all(error);
     if (closed) {
       if (draining) finish();
@@ -637,6 +640,14 @@ struct ClientState {
         answer(command.success().request_id(), &command, nullptr);
         break;
       case pb::BaseCommand::ERROR:
+        if (phase == Phase::Connecting) {
+          // CONNECT refused (AuthenticationError, UnsupportedVersionError, ...): the broker closes
+          // the connection next; what waits for it gets the broker's error, not "lost".
+          lost(socket, command.error().message(),
+               detail::broker_error(command.error().error(), "CONNECT to " + address(),
+                                    command.error().message()));
+          break;
+        }
         answer_error(command.error().request_id(), command.error().error(),
                      command.error().message());
         break;

@@ -182,6 +182,47 @@ class BrokerProcess {
   pid_t pid_ = -1;
 };
 
+/// The base of a broker fixture that runs one BrokerProcess (KafkaServer, ArtemisServer,
+/// PulsarServer, SqsEmulator, ...): what it exposes of the process, and its timed (re)start. The
+/// derived constructor builds its Spec and calls start().
+///
+/// Thread-safety: not thread-safe; use one object from one thread (see BrokerProcess).
+class BrokerFixture {
+ public:
+  /// PID of the running process, -1 while stopped.
+  [[nodiscard]] pid_t pid() const { return node_->pid(); }
+  [[nodiscard]] bool running() const { return node_->running(); }
+  /// The data (and working) directory.
+  [[nodiscard]] const std::string& dir() const { return node_->dir(); }
+  /// SIGKILL: a crash. No-op if stopped.
+  void kill() { node_->kill(); }
+  /// SIGTERM, then SIGKILL after the Spec's stop grace. No-op if stopped.
+  void stop() { node_->stop(); }
+  /// Starts the stopped broker again on the same ports and data and waits as the first start
+  /// did. @throws std::logic_error if it is running.
+  void restart();
+  /// The last `lines` lines of the broker's log.
+  [[nodiscard]] std::string log_tail(std::size_t lines = 60) const {
+    return node_->log_tail(lines);
+  }
+  /// How long the last start (the first one or restart()) took until ready.
+  [[nodiscard]] std::chrono::milliseconds started_in() const { return started_in_; }
+
+ protected:
+  BrokerFixture() = default;
+  ~BrokerFixture() = default;
+  BrokerFixture(const BrokerFixture&) = delete;
+  BrokerFixture& operator=(const BrokerFixture&) = delete;
+
+  /// The first start: makes the BrokerProcess of `spec` (see its constructor) and times it.
+  void start(BrokerProcess::Spec spec);
+  [[nodiscard]] const BrokerProcess& node() const { return *node_; }
+
+ private:
+  std::optional<BrokerProcess> node_;
+  std::chrono::milliseconds started_in_{0};
+};
+
 }  // namespace babelqueue::testing
 
 /// Skips the current test, printing `reason`, when `reason` (an std::optional<std::string>: why

@@ -45,13 +45,29 @@ struct Distribution {
 // again; never throws.
 Distribution fetch_distribution(std::string_view script, std::string_view dir);
 
-// Why a broker that runs on a JVM from a fetched distribution cannot be started here: no
-// `java` (a find_executable() result), or `dist` (fetched into `dist_dir`) has no directory;
-// nullopt when it can. `what` names the broker in the reason, e.g. "Kafka test broker".
-std::optional<std::string> java_broker_unavailable(std::string_view what,
-                                                   const std::optional<std::string>& java,
-                                                   const Distribution& dist,
-                                                   std::string_view dist_dir);
+// The Java and the fetched distribution a broker that runs on a JVM needs (Kafka, Artemis,
+// Pulsar, ElasticMQ). The constructor finds `java` (`configured_java`: CMake's find_program()
+// result, else PATH) and runs `script` into `dist_dir` once (fetch_distribution); fixtures keep
+// one in a function-local static, so a restarted broker does not fetch again. `what` names the
+// broker in the reason, e.g. "Kafka test broker".
+class JvmDistribution {
+ public:
+  JvmDistribution(std::string_view what, std::string_view configured_java, std::string_view script,
+                  std::string_view dist_dir);
+
+  // Why the broker cannot be started here (no java, the fetch failed), nullopt when it can.
+  const std::optional<std::string>& unavailable() const { return unavailable_; }
+  // Throws std::runtime_error with unavailable()'s reason when set.
+  void require() const;
+  // The java executable and the distribution's directory; both require().
+  const std::string& java() const;
+  const std::string& dir() const;
+
+ private:
+  std::optional<std::string> java_;
+  Distribution dist_;
+  std::optional<std::string> unavailable_;
+};
 
 // What a peer client prints for a test to read: the lines of `text` that start with `prefix`,
 // without it.

@@ -160,13 +160,17 @@ TYPED_TEST_P(InspectorContract, PeekShowsTheHeadAndConsumesNothing) {
     EXPECT_EQ(bodies, sent);
   }
 
-  EXPECT_EQ(this->stats().ready, 3) << "peek consumed";
-  const auto m = pop_message(t, this->queue(), kWithin);
-  ASSERT_TRUE(m.has_value()) << "peek consumed";
-  if (TestFixture::promises.fifo) {
-    EXPECT_EQ(m->body, sent[0]);
+  // Every message is still there to be consumed. (Not stats().ready: RabbitMQ answers a stat
+  // ahead of the requeue of what the peek held, so the count may lag it for a moment.)
+  std::vector<std::string> popped;
+  for (std::size_t n = 0; n < sent.size(); ++n) {
+    const auto m = pop_message(t, this->queue(), kWithin);
+    ASSERT_TRUE(m.has_value()) << "peek consumed: " << popped.size() << " of 3 left";
+    popped.push_back(m->body);
+    EXPECT_TRUE(ack_and_settle(t, *m).ok());
   }
-  EXPECT_TRUE(ack_and_settle(t, *m).ok());
+  if (!TestFixture::promises.fifo) std::sort(popped.begin(), popped.end());
+  EXPECT_EQ(popped, sent);
 }
 
 TYPED_TEST_P(InspectorContract, RT2_StatsAndPeekAfterCloseFailWithClosed) {

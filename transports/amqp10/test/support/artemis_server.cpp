@@ -27,13 +27,9 @@ namespace {
 
 using babelqueue::testing::BrokerProcess;
 using babelqueue::testing::write_file;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Set by CMake: find_program()'s java, the fetch script and where it keeps the distribution.
-constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
-constexpr std::string_view kDistScript = BABELQUEUE_ARTEMIS_DIST_SCRIPT;
-constexpr std::string_view kDistDir = BABELQUEUE_ARTEMIS_DIST_DIR;
+// Set by CMake: find_program()'s openssl (the TLS acceptor's certificates).
 constexpr std::string_view kConfiguredOpenssl = BABELQUEUE_OPENSSL;
 // The PKCS12 key store of the TLS acceptor (a throwaway certificate): its password.
 constexpr std::string_view kKeyStorePassword = "bq-test-keystore";
@@ -98,15 +94,13 @@ constexpr std::string_view kCatchAll = "<address-setting match=\"#\">";
 constexpr std::string_view kNoBrokerDlq =
     "\n            <max-delivery-attempts>-1</max-delivery-attempts>";
 
-// The distribution's directory, or why there is none: artemis_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// Java and the distribution (CMake sets find_program()'s java, the fetch script and where it
+// keeps it): artemis_dist.sh runs once per process.
+const babelqueue::testing::JvmDistribution& jvm() {
+  static const babelqueue::testing::JvmDistribution result("Artemis test broker", BABELQUEUE_JAVA,
+                                                           BABELQUEUE_ARTEMIS_DIST_SCRIPT,
+                                                           BABELQUEUE_ARTEMIS_DIST_DIR);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::size_t count_of(const std::string& text, std::string_view needle) {
@@ -122,7 +116,7 @@ void create_instance(const std::string& instance, bool anonymous, bool tls,
                      const std::string& tls_dir) {
   const std::string broker_xml = instance + "/etc/broker.xml";
   if (!babelqueue::testing::read_file(broker_xml).empty()) return;
-  std::vector<std::string> argv = {*dist().dir + "/bin/artemis",
+  std::vector<std::string> argv = {jvm().dir() + "/bin/artemis",
                                    "create",
                                    "--silent",
                                    "--user",
@@ -141,7 +135,7 @@ void create_instance(const std::string& instance, bool anonymous, bool tls,
                                    "--no-stomp-acceptor",
                                    instance};
   const babelqueue::testing::CommandResult created =
-      babelqueue::testing::run_command(argv, {{"JAVACMD", *java_executable()}});
+      babelqueue::testing::run_command(argv, {{"JAVACMD", jvm().java()}});
   std::string xml = babelqueue::testing::read_file(broker_xml);
   if (created.exit_code != 0 || xml.empty())
     throw std::runtime_error("artemis create failed: " + created.output);
@@ -182,15 +176,13 @@ bool answers_sasl_header(int port) {
 }  // namespace
 
 std::optional<std::string> artemis_server_unavailable() {
-  return babelqueue::testing::java_broker_unavailable("Artemis test broker", java_executable(),
-                                                      dist(), kDistDir);
+  return jvm().unavailable();
 }
 
 ArtemisServer::ArtemisServer() : ArtemisServer(Config{}) {}
 
 ArtemisServer::ArtemisServer(Config config) : config_(config) {
-  if (const std::optional<std::string> reason = artemis_server_unavailable())
-    throw std::runtime_error(*reason);
+  jvm().require();
   // How many "started" lines the log had when the current start began: the log is appended to
   // across restarts.
   auto started_before = std::make_shared<std::size_t>(0);
@@ -202,7 +194,7 @@ ArtemisServer::ArtemisServer(Config config) : config_(config) {
     *started_before = count_of(babelqueue::testing::read_file(p.log_path()), kStartedMarker);
     return BrokerProcess::Launch{
         {instance + "/bin/artemis", "run"},
-        {{"JAVACMD", *java_executable()},
+        {{"JAVACMD", jvm().java()},
          {"JAVA_ARGS", std::string(kJvmOptions)},
          {"JAVA_ARGS_APPEND",
           "-Dbabelqueue.amqp.port=" + std::to_string(p.port(0)) +
@@ -219,9 +211,7 @@ ArtemisServer::ArtemisServer(Config config) : config_(config) {
   spec.start_timeout = kStartTimeout;
   spec.probe_interval = kProbeInterval;
   spec.stop_grace = kStopGrace;
-  const auto started = Clock::now();
-  node_.emplace(std::move(spec));
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  start(std::move(spec));
 }
 
 std::string ArtemisServer::host_port() const {
@@ -230,7 +220,7 @@ std::string ArtemisServer::host_port() const {
 
 int ArtemisServer::tls_port() const {
   if (!config_.tls) throw std::logic_error("ArtemisServer: no TLS acceptor (Config::tls)");
-  return node_->port(1);
+  return node().port(1);
 }
 
 std::string ArtemisServer::ca_file() const {
@@ -241,12 +231,6 @@ std::string ArtemisServer::ca_file() const {
 std::string ArtemisServer::wrong_ca_file() const {
   if (!config_.tls) throw std::logic_error("ArtemisServer: no TLS acceptor (Config::tls)");
   return tls_dir_of(dir()) + "/wrong-ca.pem";
-}
-
-void ArtemisServer::restart() {
-  const auto started = Clock::now();
-  node_->start();
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
 }
 
 ArtemisServer& shared_artemis_server() {

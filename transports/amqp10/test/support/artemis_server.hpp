@@ -42,7 +42,7 @@ std::optional<std::string> artemis_server_unavailable();
 // released and modified without it do not.
 //
 // Thread-safety: not thread-safe; use one object from one thread.
-class ArtemisServer {
+class ArtemisServer : public babelqueue::testing::BrokerFixture {
  public:
   struct Config {
     // --allow-anonymous (SASL ANONYMOUS accepted) instead of --require-login.
@@ -62,7 +62,7 @@ class ArtemisServer {
   explicit ArtemisServer(Config config);
 
   // The AMQP acceptor's port.
-  int port() const { return node_->port(0); }
+  int port() const { return node().port(0); }
   // "127.0.0.1:PORT".
   std::string host_port() const;
   // The TLS acceptor's port, the PEM of the CA that signed its certificate, and of a CA that
@@ -75,30 +75,12 @@ class ArtemisServer {
   static constexpr std::string_view kPassword = "bq-test-secret";
   bool anonymous() const { return config_.anonymous; }
 
-  // PID of the running JVM, -1 while stopped.
-  pid_t pid() const { return node_->pid(); }
-  bool running() const { return node_->running(); }
-  // The data directory; the instance is its subdirectory "instance".
-  const std::string& dir() const { return node_->dir(); }
-
-  // SIGKILL of the JVM: a crash. No-op if stopped.
-  void kill() { node_->kill(); }
-  // SIGTERM: a controlled shutdown; SIGKILL after 30 s. No-op if stopped.
-  void stop() { node_->stop(); }
-  // Starts the stopped broker again on the same port and instance and waits as the constructor
-  // does. Throws std::logic_error if it is running.
-  void restart();
-
-  // The last `lines` lines of the broker's log.
-  std::string log_tail(std::size_t lines = 60) const { return node_->log_tail(lines); }
-  // How long the last start (constructor or restart()) took until ready; the first includes
-  // `artemis create`.
-  std::chrono::milliseconds started_in() const { return started_in_; }
+  // pid(), kill(), stop(), restart() (same port and instance), log_tail(), started_in() (the
+  // first start includes `artemis create`): BrokerFixture's, of the JVM. The instance is the
+  // subdirectory "instance" of dir().
 
  private:
   Config config_;
-  std::optional<babelqueue::testing::BrokerProcess> node_;
-  std::chrono::milliseconds started_in_{0};
 };
 
 // The broker every test of this test process shares (SASL PLAIN), started by the first call and

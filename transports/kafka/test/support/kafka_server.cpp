@@ -16,13 +16,7 @@ namespace {
 
 using babelqueue::testing::BrokerProcess;
 using babelqueue::testing::write_file;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// Set by CMake: find_program()'s java, the fetch script and where it keeps the jars.
-constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
-constexpr std::string_view kDistScript = BABELQUEUE_KAFKA_DIST_SCRIPT;
-constexpr std::string_view kDistDir = BABELQUEUE_KAFKA_DIST_DIR;
 
 // A fresh node is ready in 2-4 s on an idle 2-core machine; much later when it is shared.
 constexpr milliseconds kStartTimeout{60'000};
@@ -60,15 +54,13 @@ fi
 exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
 )";
 
-// The jars' directory, or why there is none: kafka_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// Java and the jars (CMake sets find_program()'s java, the fetch script and where it keeps
+// them): kafka_dist.sh runs once per process.
+const babelqueue::testing::JvmDistribution& jvm() {
+  static const babelqueue::testing::JvmDistribution result("Kafka test broker", BABELQUEUE_JAVA,
+                                                           BABELQUEUE_KAFKA_DIST_SCRIPT,
+                                                           BABELQUEUE_KAFKA_DIST_DIR);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 // A new cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form).
@@ -119,16 +111,14 @@ std::string server_properties(const BrokerProcess& p, const KafkaServer::Config&
 }  // namespace
 
 std::optional<std::string> kafka_server_unavailable() {
-  return babelqueue::testing::java_broker_unavailable("Kafka test broker", java_executable(),
-                                                      dist(), kDistDir);
+  return jvm().unavailable();
 }
 
 KafkaServer::KafkaServer() : KafkaServer(Config{}) {}
 
 KafkaServer::KafkaServer(Config config)
     : config_(std::move(config)), cluster_id_(new_cluster_id()) {
-  if (const std::optional<std::string> reason = kafka_server_unavailable())
-    throw std::runtime_error(*reason);
+  jvm().require();
   BrokerProcess::Spec spec;
   spec.name = "kafka";
   // PLAINTEXT, CONTROLLER.
@@ -137,7 +127,7 @@ KafkaServer::KafkaServer(Config config)
     const std::string properties = p.dir() + "/server.properties";
     write_file(properties, server_properties(p, config_));
     BrokerProcess::Launch launch{{"/bin/sh", "-c", std::string(kLaunchScript), "kafka",
-                                  *java_executable(), *dist().dir, p.dir() + "/log", cluster_id_,
+                                  jvm().java(), jvm().dir(), p.dir() + "/log", cluster_id_,
                                   properties}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;
@@ -155,9 +145,7 @@ KafkaServer::KafkaServer(Config config)
   spec.start_timeout = kStartTimeout;
   spec.probe_interval = kProbeInterval;
   spec.stop_grace = kStopGrace;
-  const auto started = Clock::now();
-  node_.emplace(std::move(spec));
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  start(std::move(spec));
 }
 
 std::string KafkaServer::bootstrap() const {
@@ -171,12 +159,6 @@ std::string KafkaServer::url(std::string_view query) const {
     url += query;
   }
   return url;
-}
-
-void KafkaServer::restart() {
-  const auto started = Clock::now();
-  node_->start();
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
 }
 
 KafkaServer& shared_kafka_server() {

@@ -39,7 +39,7 @@ std::optional<std::string> kafka_server_unavailable();
 // for it).
 //
 // Thread-safety: not thread-safe; use one object from one thread.
-class KafkaServer {
+class KafkaServer : public babelqueue::testing::BrokerFixture {
  public:
   struct Config {
     // num.partitions: the partition count of auto-created topics.
@@ -56,7 +56,7 @@ class KafkaServer {
   explicit KafkaServer(Config config);
 
   // The PLAINTEXT listener's port.
-  int port() const { return node_->port(0); }
+  int port() const { return node().port(0); }
   // "127.0.0.1:PORT".
   std::string bootstrap() const;
   // "kafka://127.0.0.1:PORT/", plus "?" + `query` when it is not empty.
@@ -64,30 +64,12 @@ class KafkaServer {
   // The cluster id the log dir was formatted with.
   const std::string& cluster_id() const { return cluster_id_; }
 
-  // PID of the running JVM, -1 while stopped.
-  pid_t pid() const { return node_->pid(); }
-  bool running() const { return node_->running(); }
-  const std::string& dir() const { return node_->dir(); }
-
-  // SIGKILL of the JVM: a crash. No-op if stopped.
-  void kill() { node_->kill(); }
-  // SIGTERM: a controlled shutdown; SIGKILL after 30 s. No-op if stopped.
-  void stop() { node_->stop(); }
-  // Starts the stopped broker again on the same ports and log dir and waits as the constructor
-  // does. Throws std::logic_error if it is running.
-  void restart();
-
-  // The last `lines` lines of the broker's log.
-  std::string log_tail(std::size_t lines = 60) const { return node_->log_tail(lines); }
-  // How long the last start (constructor or restart()) took until ready; the first includes
-  // formatting the log dir.
-  std::chrono::milliseconds started_in() const { return started_in_; }
+  // pid(), kill(), stop(), restart() (same ports and log dir), log_tail(), started_in() (the
+  // first start includes formatting the log dir): BrokerFixture's, of the JVM.
 
  private:
   Config config_;
   std::string cluster_id_;
-  std::optional<babelqueue::testing::BrokerProcess> node_;
-  std::chrono::milliseconds started_in_{0};
 };
 
 // The broker every test of this test process shares, started by the first call and stopped at

@@ -14,13 +14,7 @@ namespace {
 
 using babelqueue::testing::BrokerProcess;
 using babelqueue::testing::write_file;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-// Set by CMake: find_program()'s java, the fetch script and where it keeps the jars.
-constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
-constexpr std::string_view kDistScript = BABELQUEUE_PULSAR_DIST_SCRIPT;
-constexpr std::string_view kDistDir = BABELQUEUE_PULSAR_DIST_DIR;
 
 // Ready in ~7 s on an idle 2-core machine (fresh or restarted); much later when it is shared.
 constexpr milliseconds kStartTimeout{120'000};
@@ -55,15 +49,13 @@ const std::vector<std::string> kJvmOptions = {
     "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
 };
 
-// The jars' directory, or why there is none: pulsar_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// Java and the jars (CMake sets find_program()'s java, the fetch script and where it keeps
+// them): pulsar_dist.sh runs once per process.
+const babelqueue::testing::JvmDistribution& jvm() {
+  static const babelqueue::testing::JvmDistribution result("Pulsar test broker", BABELQUEUE_JAVA,
+                                                           BABELQUEUE_PULSAR_DIST_SCRIPT,
+                                                           BABELQUEUE_PULSAR_DIST_DIR);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& config) {
@@ -87,27 +79,21 @@ std::string standalone_conf(const BrokerProcess& p, const PulsarServer::Config& 
 }  // namespace
 
 std::optional<std::string> pulsar_server_unavailable() {
-  return babelqueue::testing::java_broker_unavailable("Pulsar test broker", java_executable(),
-                                                      dist(), kDistDir);
+  return jvm().unavailable();
 }
 
 std::string pulsar_java() {
-  if (const std::optional<std::string> reason = pulsar_server_unavailable())
-    throw std::runtime_error(*reason);
-  return *java_executable();
+  return jvm().java();
 }
 
 std::string pulsar_jars() {
-  if (const std::optional<std::string> reason = pulsar_server_unavailable())
-    throw std::runtime_error(*reason);
-  return *dist().dir;
+  return jvm().dir();
 }
 
 PulsarServer::PulsarServer() : PulsarServer(Config{}) {}
 
 PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
-  if (const std::optional<std::string> reason = pulsar_server_unavailable())
-    throw std::runtime_error(*reason);
+  jvm().require();
   BrokerProcess::Spec spec;
   spec.name = "pulsar";
   // Binary protocol, web service.
@@ -115,11 +101,11 @@ PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
   spec.launch = [this](const BrokerProcess& p) {
     const std::string conf = p.dir() + "/standalone.conf";
     write_file(conf, standalone_conf(p, config_));
-    BrokerProcess::Launch launch{{*java_executable()}};
+    BrokerProcess::Launch launch{{jvm().java()}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     launch.argv.insert(
         launch.argv.end(),
-        {"-cp", *dist().dir + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
+        {"-cp", jvm().dir() + "/*", "org.apache.pulsar.PulsarStandaloneStarter", "--config", conf,
          "--no-functions-worker", "--no-stream-storage", "--advertised-address", "127.0.0.1",
          "--metadata-dir", p.dir() + "/metadata", "--bookkeeper-dir", p.dir() + "/bookkeeper"});
     return launch;
@@ -134,9 +120,7 @@ PulsarServer::PulsarServer(Config config) : config_(std::move(config)) {
   spec.start_timeout = kStartTimeout;
   spec.probe_interval = kProbeInterval;
   spec.stop_grace = kStopGrace;
-  const auto started = Clock::now();
-  node_.emplace(std::move(spec));
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  start(std::move(spec));
 }
 
 std::string PulsarServer::service_url() const {
@@ -145,12 +129,6 @@ std::string PulsarServer::service_url() const {
 
 std::string PulsarServer::admin_url() const {
   return "http://127.0.0.1:" + std::to_string(web_port());
-}
-
-void PulsarServer::restart() {
-  const auto started = Clock::now();
-  node_->start();
-  started_in_ = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
 }
 
 PulsarServer& shared_pulsar_server() {

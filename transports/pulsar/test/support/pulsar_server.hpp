@@ -42,7 +42,7 @@ std::string pulsar_jars();
 // standalone creates that namespace after its messaging service is up).
 //
 // Thread-safety: not thread-safe; use one object from one thread.
-class PulsarServer {
+class PulsarServer : public babelqueue::testing::BrokerFixture {
  public:
   struct Config {
     // Lines appended to standalone.conf (a later key overrides an earlier one).
@@ -56,34 +56,17 @@ class PulsarServer {
   explicit PulsarServer(Config config);
 
   // The binary protocol's port and the web service's (admin REST API).
-  int port() const { return node_->port(0); }
-  int web_port() const { return node_->port(1); }
+  int port() const { return node().port(0); }
+  int web_port() const { return node().port(1); }
   // "pulsar://127.0.0.1:PORT" and "http://127.0.0.1:WEB_PORT".
   std::string service_url() const;
   std::string admin_url() const;
 
-  // PID of the running JVM, -1 while stopped.
-  pid_t pid() const { return node_->pid(); }
-  bool running() const { return node_->running(); }
-  const std::string& dir() const { return node_->dir(); }
-
-  // SIGKILL of the JVM: a crash. No-op if stopped.
-  void kill() { node_->kill(); }
-  // SIGTERM: a controlled shutdown; SIGKILL after 30 s. No-op if stopped.
-  void stop() { node_->stop(); }
-  // Starts the stopped broker again on the same ports and data and waits as the constructor
-  // does. Throws std::logic_error if it is running.
-  void restart();
-
-  // The last `lines` lines of the broker's log.
-  std::string log_tail(std::size_t lines = 60) const { return node_->log_tail(lines); }
-  // How long the last start (constructor or restart()) took until ready.
-  std::chrono::milliseconds started_in() const { return started_in_; }
+  // pid(), kill(), stop(), restart() (same ports and data), log_tail(), started_in():
+  // BrokerFixture's, of the JVM.
 
  private:
   Config config_;
-  std::optional<babelqueue::testing::BrokerProcess> node_;
-  std::chrono::milliseconds started_in_{0};
 };
 
 // The broker every test of this test process shares, started by the first call and stopped at

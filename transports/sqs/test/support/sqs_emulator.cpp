@@ -26,11 +26,8 @@ using babelqueue::Json;
 using babelqueue::testing::BrokerProcess;
 using std::chrono::milliseconds;
 
-// Set by CMake: find_program()'s java, the fetch and run scripts, where the jars are kept.
-constexpr std::string_view kConfiguredJava = BABELQUEUE_JAVA;
-constexpr std::string_view kDistScript = BABELQUEUE_ELASTICMQ_DIST_SCRIPT;
+// Set by CMake: the run script.
 constexpr std::string_view kRunScript = BABELQUEUE_ELASTICMQ_RUN_SCRIPT;
-constexpr std::string_view kDistDir = BABELQUEUE_ELASTICMQ_DIST_DIR;
 
 // ElasticMQ is ready in 2-5 s on a 2-core machine; much later when it is shared.
 constexpr milliseconds kStartTimeout{60'000};
@@ -52,15 +49,13 @@ const std::vector<std::string> kJvmOptions = {
     "-XX:-UsePerfData", "-Djava.awt.headless=true",
 };
 
-// The jars' directory, or why there is none: elasticmq_dist.sh runs once per process.
-const babelqueue::testing::Distribution& dist() {
-  static const babelqueue::testing::Distribution result =
-      babelqueue::testing::fetch_distribution(kDistScript, kDistDir);
+// Java and the jars (CMake sets find_program()'s java, the fetch script and where it keeps
+// them): elasticmq_dist.sh runs once per process.
+const babelqueue::testing::JvmDistribution& jvm() {
+  static const babelqueue::testing::JvmDistribution result(
+      "SQS emulator (ElasticMQ)", BABELQUEUE_JAVA, BABELQUEUE_ELASTICMQ_DIST_SCRIPT,
+      BABELQUEUE_ELASTICMQ_DIST_DIR);
   return result;
-}
-
-std::optional<std::string> java_executable() {
-  return babelqueue::testing::find_executable("java", kConfiguredJava);
 }
 
 std::uintmax_t size_of(const std::string& path) {
@@ -105,13 +100,11 @@ RawSqs raw_client(int port) {
 }  // namespace
 
 std::optional<std::string> sqs_emulator_unavailable() {
-  return babelqueue::testing::java_broker_unavailable("SQS emulator (ElasticMQ)", java_executable(),
-                                                      dist(), kDistDir);
+  return jvm().unavailable();
 }
 
 SqsEmulator::SqsEmulator() {
-  if (const std::optional<std::string> reason = sqs_emulator_unavailable())
-    throw std::runtime_error(*reason);
+  jvm().require();
   // Where this (re)start's output begins in the log, which keeps every earlier run's.
   auto log_start = std::make_shared<std::uintmax_t>(0);
   BrokerProcess::Spec spec;
@@ -119,8 +112,8 @@ SqsEmulator::SqsEmulator() {
   spec.launch = [log_start](const BrokerProcess& p) {
     *log_start = size_of(p.log_path());
     BrokerProcess::Launch launch{
-        {"/bin/bash", std::string(kRunScript), *dist().dir, std::to_string(p.port()), p.dir()},
-        {{"BABELQUEUE_JAVA", *java_executable()}}};
+        {"/bin/bash", std::string(kRunScript), jvm().dir(), std::to_string(p.port()), p.dir()},
+        {{"BABELQUEUE_JAVA", jvm().java()}}};
     launch.argv.insert(launch.argv.end(), kJvmOptions.begin(), kJvmOptions.end());
     return launch;
   };
@@ -140,7 +133,7 @@ SqsEmulator::SqsEmulator() {
   spec.start_timeout = kStartTimeout;
   spec.probe_interval = kProbeInterval;
   spec.stop_grace = kStopGrace;
-  process_.emplace(std::move(spec));
+  start(std::move(spec));
 }
 
 std::string SqsEmulator::endpoint() const {
@@ -230,10 +223,6 @@ std::size_t SqsEmulator::approximate_depth(std::string_view name) {
              Json::object({{"QueueUrl", url}, {"Entries", std::move(entries)}}));
   }
   return seen.size();
-}
-
-void SqsEmulator::restart() {
-  process_->start();
 }
 
 bool SqsEmulator::persistent() const {

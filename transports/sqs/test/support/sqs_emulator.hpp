@@ -35,14 +35,14 @@ std::optional<std::string> sqs_emulator_unavailable();
 // the emulator's own process (exec'd, no shell parent): kill() is a real kill -9.
 //
 // Thread-safety: not thread-safe; use one object from one thread (the test's main thread).
-class SqsEmulator {
+class SqsEmulator : public babelqueue::testing::BrokerFixture {
  public:
   // Starts the emulator and waits until it answers ListQueues (up to 60 s). Throws
   // std::runtime_error (with the log tail) when it does not come up or
   // sqs_emulator_unavailable().
   SqsEmulator();
 
-  int port() const { return process_->port(0); }
+  int port() const { return node().port(0); }
   // "http://127.0.0.1:PORT".
   std::string endpoint() const;
   // "sqs://<kAccessKeyId>:<kSecretAccessKey, percent-encoded>@us-east-1?endpoint=<endpoint()>",
@@ -70,23 +70,12 @@ class SqsEmulator {
   // first 10 messages of each group (a group is locked while one of its messages is held).
   std::size_t approximate_depth(std::string_view name);
 
-  // --- process control ---
-  pid_t pid() const { return process_->pid(); }
-  bool running() const { return process_->running(); }
-  // SIGKILL: a crash. No-op if stopped.
-  void kill() { process_->kill(); }
-  // SIGTERM, SIGKILL after a grace. No-op if stopped.
-  void stop() { process_->stop(); }
-  // Starts the stopped emulator again on the same port and data directory and waits as the
-  // constructor does. Whether queues and messages survive is the emulator's (README); tests of
-  // a restart re-create what they need when `persistent()` is false.
-  void restart();
+  // --- process control: pid(), kill(), stop(), restart() (same port and data directory),
+  // log_tail(): BrokerFixture's. Whether queues and messages survive a restart is the
+  // emulator's (README); tests of a restart re-create what they need when `persistent()` is
+  // false.
   // True when queues and messages survive restart() (the emulator persists them).
   bool persistent() const;
-  std::string log_tail(std::size_t lines = 60) const { return process_->log_tail(lines); }
-
- private:
-  std::optional<babelqueue::testing::BrokerProcess> process_;
 };
 
 // The emulator every test of this test process shares, started by the first call and stopped
