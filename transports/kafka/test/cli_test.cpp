@@ -26,8 +26,6 @@ using cli::test::CliRun;
 using cli::test::lines_of;
 using cli::test::run_cli;
 
-constexpr const char* kUrn = cli::test::kCliUrn;
-
 class KafkaCliTest : public SharedBrokerTest {
  protected:
   std::string publish(const std::vector<std::string>& extra = {}) {
@@ -97,18 +95,12 @@ TEST_F(KafkaCliTest, WorkDeadLettersAndDlqListLeavesItThere) {
 // commits the dead-letter record.
 TEST_F(KafkaCliTest, DlqRedriveMovesTheRecordBack) {
   const std::string id = cli::test::dead_lettered_via_cli(url(), queue());
-  const CliRun r = run_cli({"dlq", "redrive", "--url", url(), "--queue", queue()});
-  ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_EQ(r.out, "redriven " + id + " " + kUrn + " " + queue() + ".dlq -> " + queue() + "\n" +
-                       "1 redriven, 0 kept in " + queue() + ".dlq\n");
+  cli::test::redrive_one_via_cli(url(), queue(), id);
   EXPECT_EQ(raw().committed(group(), queue() + ".dlq", 0), 1);
   EXPECT_EQ(stat("ready"), 1);
   const auto back = records(queue(), 3);
   ASSERT_EQ(back.size(), 3U);
-  const Envelope env = decode(back[2].value);
-  EXPECT_EQ(env.meta().id, id);
-  EXPECT_FALSE(env.dead_letter().has_value());
-  EXPECT_EQ(env.attempts(), 0);
+  cli::test::expect_redriven_copy(back[2].value, id);
 }
 
 // A bad option in the URL is a usage error (exit 2) naming it.
