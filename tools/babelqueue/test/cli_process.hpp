@@ -230,6 +230,22 @@ inline std::string dead_lettered_via_cli(const std::string& url, const std::stri
   return id;
 }
 
+// Runs `dlq list` (by --queue, and by --dlq with --json) after dead_lettered_via_cli() left the
+// one record `id` in QUEUE.dlq, and expects both to show it (reason `failed`, original queue).
+inline void expect_dlq_lists_the_record(const std::string& url, const std::string& queue,
+                                        const std::string& id) {
+  const CliRun list = run_cli({"dlq", "list", "--url", url, "--queue", queue});
+  EXPECT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
+  const CliRun json = run_cli({"dlq", "list", "--url", url, "--dlq", queue + ".dlq", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json;
+  const std::vector<std::string> lines = lines_of(json.out);
+  ASSERT_EQ(lines.size(), 1U) << json;
+  const Envelope record = decode(lines[0]);
+  ASSERT_TRUE(record.dead_letter().has_value());
+  EXPECT_EQ(record.dead_letter()->original_queue, queue);
+}
+
 // Runs `dlq redrive --url URL --queue QUEUE` after dead_lettered_via_cli() left the one record
 // `id` in QUEUE.dlq, and expects it to say it moved that record back.
 inline void redrive_one_via_cli(const std::string& url, const std::string& queue,

@@ -78,16 +78,7 @@ TEST_F(KafkaCliTest, WorkDeadLettersAndDlqListLeavesItThere) {
   EXPECT_EQ(stat("dead_letter"), 1);
   EXPECT_EQ(records(queue(), 2).size(), 2U) << "the original and its retry";
 
-  const CliRun list = run_cli({"dlq", "list", "--url", url(), "--queue", queue()});
-  ASSERT_EQ(list.exit_code, 0) << list;
-  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
-
-  const CliRun json = run_cli({"dlq", "list", "--url", url(), "--dlq", queue() + ".dlq", "--json"});
-  ASSERT_EQ(json.exit_code, 0) << json;
-  ASSERT_EQ(lines_of(json.out).size(), 1U) << json;
-  const Envelope record = decode(lines_of(json.out)[0]);
-  ASSERT_TRUE(record.dead_letter().has_value());
-  EXPECT_EQ(record.dead_letter()->original_queue, queue());
+  cli::test::expect_dlq_lists_the_record(url(), queue(), id);
   EXPECT_EQ(raw().committed(group(), queue() + ".dlq", 0), -1) << "dlq list committed";
 }
 
