@@ -13,6 +13,7 @@
 #include <proton/connection_options.hpp>
 #include <proton/container.hpp>
 #include <proton/delivery.hpp>
+#include <proton/duration.hpp>
 #include <proton/error_condition.hpp>
 #include <proton/message.hpp>
 #include <proton/messaging_handler.hpp>
@@ -56,6 +57,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kTick{50};
 // The credit of a browse receiver per drain cycle when it reads everything.
 constexpr std::uint32_t kBrowseChunk = 500;
+// How long a settle may wait for the thread's next drain before a timer drains it: the settles
+// of a consuming loop go out together, with one wake-up instead of one each.
+constexpr milliseconds kSettleDelay{1};
 
 enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
 
@@ -215,6 +219,8 @@ struct Client::Impl final : proton::messaging_handler {
   std::vector<SettleOp> settles;
   // A drain() is queued on the live connection's work queue: further posts add none.
   bool drain_pending = false;
+  // A drain() is scheduled kSettleDelay ahead for the settles queued since the last one.
+  bool drain_scheduled = false;
   // The number of the open connection, 0 while none is open: a settle of a delivery of another
   // connection is stale at once, without a hop to the container thread.
   std::uint64_t live_connection = 0;
@@ -374,6 +380,7 @@ struct Client::Impl final : proton::messaging_handler {
     {
       const std::lock_guard lock(mutex);
       drain_pending = false;
+      drain_scheduled = false;
       batch.swap(tasks);
       settling.swap(settles);
       for (auto& [address, inbox] : inboxes) {
@@ -537,7 +544,14 @@ struct Client::Impl final : proton::messaging_handler {
       throw StaleDeliveryError(
           "AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
     settles.push_back(std::move(op));
-    wake_locked();
+    // Half a window of settles wakes the thread at once; fewer wait for a drain that comes
+    // anyway (a task, a credit top-up) or for the timer, at most kSettleDelay.
+    if (settles.size() >= std::max<std::size_t>(1, options.prefetch / 2)) {
+      wake_locked();
+    } else if (!drain_pending && !drain_scheduled && work_queue != nullptr) {
+      drain_scheduled = true;
+      work_queue->schedule(proton::duration(kSettleDelay.count()), [this] { drain(); });
+    }
   }
 
   // A settle the connection died under since it was handed over is dropped (counted for
@@ -639,6 +653,7 @@ struct Client::Impl final : proton::messaging_handler {
       const std::lock_guard lock(mutex);
       work_queue = nullptr;
       drain_pending = false;  // what is queued is drained when the next connection opens
+      drain_scheduled = false;
       live_connection = 0;
       // Unsettled deliveries of the dead connection are redelivered by the peer.
       for (auto& [address, inbox] : inboxes) {
