@@ -86,5 +86,5 @@ if(HAVE_REDIS)
 endif()
 _bq_configure(bad_value FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_REDIS=maybe
   EXPECT "BABELQUEUE_WITH_REDIS must be AUTO, ON or OFF, got 'maybe'")
-_bq_configure(planned_on FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_PULSAR=ON
-  EXPECT "BABELQUEUE_WITH_PULSAR=ON but the pulsar transport is not in this source tree yet")
+_bq_configure(planned_on FAIL OPTIONS ${_tests_off} -DBABELQUEUE_WITH_AZURESERVICEBUS=ON
+  EXPECT "BABELQUEUE_WITH_AZURESERVICEBUS=ON but the azureservicebus transport is not in this source tree yet")

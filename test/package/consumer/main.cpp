@@ -72,11 +72,11 @@ bool schemes() {
   }
   // The catalog generated at configure time is in the library: it names the component of a
   // scheme this tree has no transport for yet, and the option that will add it.
-  const std::string pulsar = open_error("pulsar://user:s3cret@localhost/");
-  if (pulsar.find("pulsar component") == std::string::npos ||
-      pulsar.find("-DBABELQUEUE_WITH_PULSAR=ON") == std::string::npos ||
-      pulsar.find("s3cret") != std::string::npos) {
-    return fail("unexpected pulsar:// error: " + pulsar);
+  const std::string planned = open_error("azureservicebus://user:s3cret@localhost/");
+  if (planned.find("azureservicebus component") == std::string::npos ||
+      planned.find("-DBABELQUEUE_WITH_AZURESERVICEBUS=ON") == std::string::npos ||
+      planned.find("s3cret") != std::string::npos) {
+    return fail("unexpected azureservicebus:// error: " + planned);
   }
   const std::vector<babelqueue::spi::KnownTransport> known = babelqueue::spi::known_transports();
   const auto entry = std::find_if(known.begin(), known.end(),

@@ -48,6 +48,14 @@ std::string id_text(const MessageId& id) {
   return text;
 }
 
+pb::MessageIdData id_data(const MessageId& id) {
+  pb::MessageIdData data;
+  data.set_ledgerid(id.ledger);
+  data.set_entryid(id.entry);
+  if (id.partition >= 0) data.set_partition(id.partition);
+  return data;
+}
+
 pb::CommandSubscribe::SubType sub_type(SubscriptionType type) {
   switch (type) {
     case SubscriptionType::Exclusive:
@@ -289,6 +297,10 @@ struct ClientState {
                                 pb::BaseCommand command = command_of(pb::BaseCommand::CONNECT);
                                 command.mutable_connect()->set_client_version("babelqueue-cpp");
                                 command.mutable_connect()->set_protocol_version(kProtocolVersion);
+                                if (!options.token.empty()) {
+                                  command.mutable_connect()->set_auth_method_name("token");
+                                  command.mutable_connect()->set_auth_data(options.token);
+                                }
                                 write(wire::encode_command(command));
                               });
         });
@@ -607,6 +619,19 @@ struct ClientState {
       recreate(consumer);
   }
 
+  // The broker answered CONNECT with ERROR (refused credentials, an unsupported version): the
+  // callers waiting for the connection get the broker's error (AuthenticationError is a
+  // ConfigError), then the connection is dropped as lost.
+  void refused(const pb::CommandError& error) {
+    const auto failure =
+        detail::broker_error(error.error(), "CONNECT to " + address(), error.message());
+    std::vector<Done> waiting;
+    waiting.swap(waiting_ready);
+    for (auto& done : waiting)
+      done(failure);
+    lost(socket, "CONNECT refused: " + error.message());
+  }
+
   // ---- frames ----
   void dispatch(const wire::Frame& frame) {
     const pb::BaseCommand& command = frame.command;
@@ -636,7 +661,20 @@ struct ClientState {
       case pb::BaseCommand::SUCCESS:
         answer(command.success().request_id(), &command, nullptr);
         break;
+      case pb::BaseCommand::AUTH_CHALLENGE: {
+        pb::BaseCommand response = command_of(pb::BaseCommand::AUTH_RESPONSE);
+        response.mutable_authresponse()->set_client_version("babelqueue-cpp");
+        response.mutable_authresponse()->set_protocol_version(kProtocolVersion);
+        response.mutable_authresponse()->mutable_response()->set_auth_method_name("token");
+        response.mutable_authresponse()->mutable_response()->set_auth_data(options.token);
+        write(wire::encode_command(response));
+        break;
+      }
       case pb::BaseCommand::ERROR:
+        if (phase == Phase::Connecting) {
+          refused(command.error());
+          break;
+        }
         answer_error(command.error().request_id(), command.error().error(),
                      command.error().message());
         break;
@@ -746,6 +784,17 @@ struct ClientState {
       flow(consumer, consumer.handed_out);
       consumer.handed_out = 0;
     }
+  }
+
+  // False for an entry of a batch whose other entries are not all acked yet (the batch is acked
+  // with its last entry); true for a message of its own and for a batch's last entry.
+  static bool last_of_batch(ConsumerState& consumer, const MessageId& id) {
+    if (id.batch_index < 0) return true;
+    const auto left = consumer.batch_left.find({id.ledger, id.entry});
+    if (left == consumer.batch_left.end()) return true;
+    if (--left->second > 0) return false;
+    consumer.batch_left.erase(left);
+    return true;
   }
 
   // ---- close ----
@@ -1037,6 +1086,46 @@ std::size_t Consumer::buffered() const {
   return state_->queue.size();
 }
 
+std::size_t Consumer::ack(const std::vector<Received>& messages) {
+  if (messages.empty()) return 0;
+  ClientState& s = *client_;
+  const std::string what = "ACK of " + std::to_string(messages.size()) + " on " + topic_;
+  struct Entry {
+    MessageId id;
+    std::uint64_t connection;
+    std::uint64_t incarnation;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(messages.size());
+  for (const Received& message : messages)
+    entries.push_back(Entry{message.id, message.connection, message.incarnation});
+  return s.call<std::size_t>(what, [&s, id = id_, entries = std::move(entries),
+                                    what](std::shared_ptr<Reply<Outcome<std::size_t>>> promise) {
+    const auto found = s.consumers.find(id);
+    if (s.closed || found == s.consumers.end()) {
+      promise->set_exception(std::make_exception_ptr(ClosedError("pulsar: " + what + ": closed")));
+      return;
+    }
+    ConsumerState& consumer = *found->second;
+    const bool live = consumer.ready && s.phase == ClientState::Phase::Ready;
+    std::size_t stale = 0;
+    pb::BaseCommand command = command_of(pb::BaseCommand::ACK);
+    command.mutable_ack()->set_consumer_id(id);
+    command.mutable_ack()->set_ack_type(pb::CommandAck::Individual);
+    for (const Entry& message : entries) {
+      if (!live || message.connection != s.generation.load() ||
+          message.incarnation != consumer.incarnation.load()) {
+        ++stale;
+        continue;
+      }
+      if (!s.last_of_batch(consumer, message.id)) continue;
+      *command.mutable_ack()->add_message_id() = id_data(message.id);
+    }
+    if (command.ack().message_id_size() > 0) s.write(wire::encode_command(command));
+    promise->set_value(stale);
+  });
+}
+
 void Consumer::settle(const Received& message, bool positive) {
   ClientState& s = *client_;
   const std::string what = std::string(positive ? "ACK" : "negative ACK") + " of " +
@@ -1056,18 +1145,11 @@ void Consumer::settle(const Received& message, bool positive) {
           "pulsar: " + what + ": its connection or consumer is gone; the broker redelivers it")));
       return;
     }
-    pb::MessageIdData entry;
-    entry.set_ledgerid(message.id.ledger);
-    entry.set_entryid(message.id.entry);
-    if (message.id.partition >= 0) entry.set_partition(message.id.partition);
+    const pb::MessageIdData entry = id_data(message.id);
     if (positive) {
-      if (message.id.batch_index >= 0) {
-        const auto left = consumer.batch_left.find({message.id.ledger, message.id.entry});
-        if (left != consumer.batch_left.end() && --left->second > 0) {
-          promise->set_value(true);  // the batch is acked with its last entry
-          return;
-        }
-        if (left != consumer.batch_left.end()) consumer.batch_left.erase(left);
+      if (!s.last_of_batch(consumer, message.id)) {
+        promise->set_value(true);  // the batch is acked with its last entry
+        return;
       }
       pb::BaseCommand command = command_of(pb::BaseCommand::ACK);
       command.mutable_ack()->set_consumer_id(id);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <babelqueue/errors.hpp>
+#include <babelqueue/pulsar/transport.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 /// @file
 /// The private asynchronous Pulsar client the transport will be built on (issue 13, D-10,
@@ -31,6 +33,9 @@ namespace babelqueue::pulsar {
 struct ClientOptions {
   /// The broker's service URL, pulsar://host:port.
   std::string service_url = "pulsar://127.0.0.1:6650";
+  /// Token authentication when not empty: CONNECT with auth method `token` and the token as its
+  /// data, also the answer to the broker's AUTH_CHALLENGE.
+  std::string token = {};
   /// Our PING interval; a peer silent for two intervals is dead.
   std::chrono::milliseconds keepalive{30'000};
   /// The longest a request (connect, lookup, producer, subscribe, send) waits for its answer.
@@ -71,7 +76,6 @@ struct Received {
   std::uint64_t incarnation = 0;
 };
 
-enum class SubscriptionType { Exclusive, Shared, Failover, KeyShared };
 enum class InitialPosition { Latest, Earliest };
 
 struct ConsumerOptions {
@@ -142,6 +146,10 @@ class Consumer {
   /// @throws StaleDeliveryError when `message` came on a connection or consumer incarnation that is
   /// gone (nothing is sent); ClosedError after close().
   void ack(const Received& message);
+  /// One ACK frame for every message of `messages` (a batch entry as ack()); the messages of a
+  /// connection or consumer incarnation that is gone are left out (the broker redelivers them).
+  /// Returns how many were left out. @throws ClosedError after close().
+  std::size_t ack(const std::vector<Received>& messages);
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
   /// it with redelivery_count + 1. StaleDeliveryError as ack().
   void negative_ack(const Received& message);

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// PulsarTransport: the core binding's Pulsar rules (binding/pulsar.hpp: the PLS-5 properties,
+// the PLS-7 delivery count; the PLS-8 string gate of binding/common.hpp) on the private
+// asynchronous client (client.hpp), which owns the connection, lookups, producers, consumers,
+// flow permits and reconnects.
+
+#include <babelqueue/binding/common.hpp>
+#include <babelqueue/binding/pulsar.hpp>
+#include <babelqueue/pulsar/transport.hpp>
+#include <babelqueue/spi/ack_batcher.hpp>
+#include <babelqueue/spi/backoff.hpp>
+#include <babelqueue/spi/closed_guard.hpp>
+
+#include <algorithm>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "client.hpp"
+
+namespace babelqueue::pulsar {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr std::string_view kSchemaVersionProperty = "bq-schema-version";
+
+ClientOptions client_options(const Options& o) {
+  if (o.tls) {
+    throw ConfigError("pulsar: pulsar+ssl:// (TLS) is not supported by this build's client yet");
+  }
+  if (o.port < 1 || o.port > 65535) throw ConfigError("pulsar options: port is not 1..65535");
+  if (o.prefetch == 0) throw ConfigError("pulsar options: prefetch is 0");
+  if (o.ack_batch == 0) throw ConfigError("pulsar options: ack_batch is 0");
+  if (o.subscription.empty()) throw ConfigError("pulsar options: subscription is empty");
+  if (o.tenant.empty() || o.namespace_name.empty()) {
+    throw ConfigError("pulsar options: tenant and namespace_name must not be empty");
+  }
+  if (o.timeout <= milliseconds::zero()) throw ConfigError("pulsar options: timeout is not > 0");
+  if (o.max_wait < milliseconds::zero()) throw ConfigError("pulsar options: max_wait is negative");
+  ClientOptions c;
+  c.service_url = "pulsar://" + o.host + ":" + std::to_string(o.port);
+  c.token = o.token;
+  c.operation_timeout = o.timeout;
+  return c;
+}
+
+// One received message, shared by the copies of its ReceivedMessage (std::any copies): settled
+// (acked or rewound) once.
+struct Held {
+  std::mutex mu;
+  std::optional<Received> received;
+};
+
+struct Handle {
+  std::shared_ptr<Consumer> consumer;
+  std::shared_ptr<Held> held;
+};
+
+struct PendingAck {
+  std::shared_ptr<Consumer> consumer;
+  Received received;
+};
+
+Error no_handle(std::string_view operation) {
+  return Error(ErrorCode::Usage, "pulsar: " + std::string(operation) +
+                                     " of a message this transport did not deliver");
+}
+
+}  // namespace
+
+class PulsarTransport::Impl {
+ public:
+  explicit Impl(Options o)
+      : options(std::move(o)),
+        client(client_options(options)),
+        acks(options.ack_batch),
+        logger(options.logger) {}
+
+  OutgoingMessage message(std::string body, const Headers& headers) const {
+    binding::Riders riders;
+    for (const auto& [key, value] : headers)
+      riders.insert_or_assign(key, value);
+    OutgoingMessage m;
+    m.properties = binding::pulsar::properties(body, riders);
+    m.payload = std::move(body);
+    return m;
+  }
+
+  std::shared_ptr<Producer> producer(std::string_view queue) {
+    const std::lock_guard lock(producers_mu);
+    const auto found = producers.find(queue);
+    if (found != producers.end()) return found->second;
+    auto created = client.create_producer(topic_of(options, queue));
+    producers.emplace(std::string(queue), created);
+    return created;
+  }
+
+  std::shared_ptr<Consumer> consumer(std::string_view queue) {
+    const std::lock_guard lock(consumers_mu);
+    const auto found = consumers.find(queue);
+    if (found != consumers.end()) return found->second;
+    ConsumerOptions c;
+    c.subscription = options.subscription;
+    c.type = options.subscription_type;
+    c.prefetch = options.prefetch;
+    auto created = client.subscribe(topic_of(options, queue), c);
+    consumers.emplace(std::string(queue), created);
+    return created;
+  }
+
+  // Sends `messages` in order, pipelined, and waits for every receipt (D-9). A send that fails
+  // transiently (a connection lost, a producer being re-created after a broker restart) is sent
+  // again, in order with the others that failed, until `timeout` has passed (D-3): a publish
+  // rides out a reconnect. The first other error, or the last transient one, is returned.
+  Status send(std::string_view queue, std::vector<OutgoingMessage> messages) {
+    if (guard.closed()) return guard.error("publish");
+    const Clock::time_point deadline = Clock::now() + options.timeout;
+    spi::Backoff backoff(milliseconds(50), milliseconds(1'000));
+    while (true) {
+      std::optional<Error> last;
+      try {
+        const std::shared_ptr<Producer> p = producer(queue);
+        std::vector<std::future<SendResult>> receipts;
+        receipts.reserve(messages.size());
+        for (const OutgoingMessage& m : messages)
+          receipts.push_back(p->send_async(m));
+        std::vector<OutgoingMessage> again;
+        for (std::size_t i = 0; i < receipts.size(); ++i) {
+          const Clock::time_point now = Clock::now();
+          if (receipts[i].wait_for(std::max(deadline - now, Clock::duration::zero())) !=
+              std::future_status::ready) {
+            return TimeoutError("pulsar: publish to " + std::string(queue) +
+                                ": no send receipt within " +
+                                std::to_string(options.timeout.count()) + " ms");
+          }
+          const SendResult result = receipts[i].get();
+          if (!result.failure) continue;
+          if (!result.failure->transient) {
+            return Error(result.failure->code, result.failure->what, false);
+          }
+          last = Error(result.failure->code, result.failure->what, true);
+          again.push_back(std::move(messages[i]));
+        }
+        if (again.empty()) return {};
+        messages = std::move(again);
+      } catch (const ClosedError&) {
+        return guard.error("publish");
+      } catch (const Error& e) {
+        if (!e.is_transient()) return e;
+        last = e;
+      }
+      const milliseconds wait = backoff.next();
+      if (guard.closed()) return guard.error("publish");
+      if (Clock::now() + wait >= deadline) return *last;
+      if (!pause.wait_for(wait)) return guard.error("publish");
+    }
+  }
+
+  ReceivedMessage received(std::string_view queue, const std::shared_ptr<Consumer>& from,
+                           Received in) const {
+    ReceivedMessage m;
+    m.body = std::move(in.payload);
+    in.payload.clear();
+    m.queue = std::string(queue);
+    m.delivery_count = binding::pulsar::delivery_count(in.redelivery_count);
+    for (const auto& [key, value] : in.properties)
+      m.headers.emplace(key, value);
+    const auto version = in.properties.find(std::string(kSchemaVersionProperty));
+    const auto gate = binding::schema_version_gate(
+        version == in.properties.end() ? std::nullopt
+                                       : std::optional<std::string_view>(version->second));
+    if (gate.reject) {
+      m.route = gate.route;
+      version_rejected(gate.version, queue);
+    }
+    if (in.key) m.key = *in.key;
+    auto held = std::make_shared<Held>();
+    held->received.emplace(std::move(in));
+    m.handle = Handle{from, std::move(held)};
+    return m;
+  }
+
+  void version_rejected(std::string_view version, std::string_view queue) const {
+    if (!options.on_schema_version_rejected) return;
+    try {
+      options.on_schema_version_rejected(version, queue);
+    } catch (const std::exception& e) {
+      log(LogLevel::Error, std::string("pulsar: on_schema_version_rejected threw: ") + e.what());
+    } catch (...) {
+      log(LogLevel::Error, "pulsar: on_schema_version_rejected threw an unknown exception");
+    }
+  }
+
+  void log(LogLevel level, const std::string& text) const { log_to(logger, level, text); }
+
+  // The message of `msg`, taken out of its handle: a second settle is StaleDelivery, as is a
+  // message of a connection that is gone (the broker redelivers it).
+  Result<PendingAck> take(const ReceivedMessage& msg, std::string_view operation) {
+    if (guard.closed()) return guard.error(operation);
+    const auto* handle = std::any_cast<Handle>(&msg.handle);
+    if (handle == nullptr || !handle->held || !handle->consumer) return no_handle(operation);
+    const std::lock_guard lock(handle->held->mu);
+    if (!handle->held->received) {
+      return Error(ErrorCode::StaleDelivery, "pulsar: " + std::string(operation) +
+                                                 " of a message of " + msg.queue +
+                                                 " that was settled already");
+    }
+    PendingAck out{handle->consumer, std::move(*handle->held->received)};
+    handle->held->received.reset();
+    if (out.received.connection != client.connection()) {
+      return Error(ErrorCode::StaleDelivery,
+                   "pulsar: " + std::string(operation) + " of a message of " + msg.queue +
+                       " delivered on a connection that is gone; the broker redelivers it");
+    }
+    return out;
+  }
+
+  // Sends the pending acks: one ACK frame per consumer and run.
+  Status flush_acks() {
+    return acks.flush([this](std::vector<PendingAck>& pending) -> Status {
+      std::size_t sent = 0;
+      try {
+        while (sent < pending.size()) {
+          const std::shared_ptr<Consumer>& consumer = pending[sent].consumer;
+          std::vector<Received> run;
+          std::size_t end = sent;
+          while (end < pending.size() && pending[end].consumer == consumer) {
+            run.push_back(pending[end].received);
+            ++end;
+          }
+          const std::size_t stale = consumer->ack(run);
+          if (stale > 0) {
+            log(LogLevel::Debug, "pulsar: " + std::to_string(stale) + " ack(s) on " +
+                                     consumer->topic() +
+                                     " of a connection that is gone left out; redelivered");
+          }
+          sent = end;
+        }
+        pending.clear();
+        return {};
+      } catch (const Error& e) {
+        pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(
+                                                             std::min(sent, pending.size())));
+        return e;
+      }
+    });
+  }
+
+  Options options;
+  Client client;
+  spi::AckBatcher<PendingAck> acks;
+  Logger logger;
+  spi::ClosedGuard guard{"pulsar transport"};
+  spi::InterruptibleWait pause;
+  std::mutex producers_mu;
+  std::map<std::string, std::shared_ptr<Producer>, std::less<>> producers;
+  std::mutex consumers_mu;
+  std::map<std::string, std::shared_ptr<Consumer>, std::less<>> consumers;
+};
+
+PulsarTransport::PulsarTransport(Options options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+PulsarTransport::PulsarTransport(std::string_view url)
+    : impl_(std::make_unique<Impl>(parse_url(url))) {}
+PulsarTransport::~PulsarTransport() {
+  close();
+}
+
+const Options& PulsarTransport::options() const noexcept {
+  return impl_->options;
+}
+
+Status PulsarTransport::publish(std::string_view queue, std::string body) {
+  std::vector<OutgoingMessage> messages;
+  messages.push_back(impl_->message(std::move(body), {}));
+  return impl_->send(queue, std::move(messages));
+}
+
+Status PulsarTransport::publish_with_headers(std::string_view queue, std::string body,
+                                             const Headers& headers) {
+  std::vector<OutgoingMessage> messages;
+  messages.push_back(impl_->message(std::move(body), headers));
+  return impl_->send(queue, std::move(messages));
+}
+
+Status PulsarTransport::publish_batch(std::string_view queue, std::vector<std::string> bodies) {
+  std::vector<OutgoingMessage> messages;
+  messages.reserve(bodies.size());
+  for (std::string& body : bodies)
+    messages.push_back(impl_->message(std::move(body), {}));
+  return impl_->send(queue, std::move(messages));
+}
+
+Result<std::optional<ReceivedMessage>> PulsarTransport::pop(std::string_view queue,
+                                                            std::chrono::milliseconds timeout) {
+  if (impl_->guard.closed()) return impl_->guard.error("pop");
+  const milliseconds cap = impl_->options.max_wait;
+  const milliseconds wait =
+      std::max(milliseconds::zero(), cap > milliseconds::zero() ? std::min(timeout, cap) : timeout);
+  try {
+    // The acks of the previous messages go out before this round trip (the kit's rule).
+    if (const Status flushed = impl_->flush_acks(); !flushed.ok()) {
+      impl_->log(LogLevel::Warning,
+                 std::string("pulsar: sending acks failed: ") + flushed.error().what());
+    }
+    const std::shared_ptr<Consumer> consumer = impl_->consumer(queue);
+    std::optional<Received> r = consumer->receive(wait);
+    if (!r) return std::optional<ReceivedMessage>();
+    return std::optional<ReceivedMessage>(impl_->received(queue, consumer, std::move(*r)));
+  } catch (const ClosedError&) {
+    return impl_->guard.error("pop");
+  } catch (const Error& e) {
+    return e;
+  }
+}
+
+Status PulsarTransport::ack(const ReceivedMessage& msg) {
+  Result<PendingAck> taken = impl_->take(msg, "ack");
+  if (!taken) return taken.error();
+  if (impl_->acks.add(std::move(*taken))) return impl_->flush_acks();
+  return {};
+}
+
+Status PulsarTransport::rewind(const ReceivedMessage& msg) {
+  Result<PendingAck> taken = impl_->take(msg, "rewind");
+  if (!taken) return taken.error();
+  try {
+    taken->consumer->negative_ack(taken->received);
+    return {};
+  } catch (const ClosedError&) {
+    return impl_->guard.error("rewind");
+  } catch (const Error& e) {
+    return e;
+  }
+}
+
+Status PulsarTransport::flush() {
+  if (impl_->guard.closed()) return impl_->guard.error("flush");
+  return impl_->flush_acks();
+}
+
+void PulsarTransport::close() {
+  if (!impl_->guard.close()) return;
+  impl_->pause.interrupt();
+  if (const Status flushed = impl_->flush_acks(); !flushed.ok()) {
+    impl_->log(
+        LogLevel::Warning,
+        std::string("pulsar: close: sending the last acks failed (the broker redelivers them): ") +
+            flushed.error().what());
+  }
+  impl_->client.close();
+}
+
+}  // namespace babelqueue::pulsar
