@@ -33,6 +33,8 @@ namespace {
 
 // The protocol version we announce (21: the newest the codec's .proto knows).
 constexpr int kProtocolVersion = 21;
+// The first protocol version whose brokers answer an ACK carrying a request id (ACK_RESPONSE).
+constexpr int kAckReceiptVersion = 17;
 // Redirects a LOOKUP may follow before it fails.
 constexpr int kMaxRedirects = 8;
 
@@ -678,6 +680,14 @@ struct ClientState {
         answer_error(command.error().request_id(), command.error().error(),
                      command.error().message());
         break;
+      case pb::BaseCommand::ACK_RESPONSE:
+        if (command.ackresponse().has_error()) {
+          answer_error(command.ackresponse().request_id(), command.ackresponse().error(),
+                       command.ackresponse().message());
+        } else {
+          answer(command.ackresponse().request_id(), &command, nullptr);
+        }
+        break;
       case pb::BaseCommand::SEND_RECEIPT:
         if (const auto p = producers.find(command.send_receipt().producer_id());
             p != producers.end()) {
@@ -996,6 +1006,57 @@ std::shared_ptr<Consumer> Client::subscribe(const std::string& topic,
   return std::shared_ptr<Consumer>(new Consumer(state_, std::move(state), id, topic));
 }
 
+void Client::create_subscription(const std::string& topic, const std::string& subscription,
+                                 SubscriptionType type) {
+  ClientState& s = *state_;
+  const std::string what = "SUBSCRIBE " + topic + " (" + subscription + ", to create it)";
+  static_cast<void>(s.call<bool>(what, [&s, topic, subscription, type,
+                                        what](std::shared_ptr<Reply<Outcome<bool>>> promise) {
+    s.lookup(
+        topic, false, 0,
+        [&s, topic, subscription, type, what, promise](std::exception_ptr error, LookupResult) {
+          if (error) {
+            promise->set_exception(error);
+            return;
+          }
+          const std::uint64_t consumer_id = ++s.last_id;
+          const std::uint64_t id = ++s.last_id;
+          pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
+          pb::CommandSubscribe* subscribe = command.mutable_subscribe();
+          subscribe->set_topic(topic);
+          subscribe->set_subscription(subscription);
+          subscribe->set_subtype(sub_type(type));
+          subscribe->set_consumer_id(consumer_id);
+          subscribe->set_request_id(id);
+          subscribe->set_initialposition(pb::CommandSubscribe::Earliest);
+          s.request(id, command, what,
+                    [&s, consumer_id, what, promise](const pb::BaseCommand*, std::exception_ptr e) {
+                      if (e) {
+                        const Failure failure = failure_of(e);
+                        if (failure.what.find("ConsumerBusy") != std::string::npos) {
+                          promise->set_value(true);  // held by an Exclusive consumer: it exists
+                        } else {
+                          promise->set_exception(e);
+                        }
+                        return;
+                      }
+                      const std::uint64_t close_id = ++s.last_id;
+                      pb::BaseCommand close = command_of(pb::BaseCommand::CLOSE_CONSUMER);
+                      close.mutable_close_consumer()->set_consumer_id(consumer_id);
+                      close.mutable_close_consumer()->set_request_id(close_id);
+                      s.request(close_id, close, what + ": CLOSE_CONSUMER",
+                                [promise](const pb::BaseCommand*, std::exception_ptr closed) {
+                                  if (closed) {
+                                    promise->set_exception(closed);
+                                  } else {
+                                    promise->set_value(true);
+                                  }
+                                });
+                    });
+        });
+  }));
+}
+
 // ---- Producer ----
 
 std::future<SendResult> Producer::send_async(OutgoingMessage message) {
@@ -1121,8 +1182,27 @@ std::size_t Consumer::ack(const std::vector<Received>& messages) {
       if (!s.last_of_batch(consumer, message.id)) continue;
       *command.mutable_ack()->add_message_id() = id_data(message.id);
     }
-    if (command.ack().message_id_size() > 0) s.write(wire::encode_command(command));
-    promise->set_value(stale);
+    if (command.ack().message_id_size() == 0) {
+      promise->set_value(stale);
+      return;
+    }
+    if (s.protocol.load() < kAckReceiptVersion) {
+      s.write(wire::encode_command(command));
+      promise->set_value(stale);
+      return;
+    }
+    // With a request id the broker answers ACK_RESPONSE once it applied the acks: a flush
+    // returns when the broker has them.
+    const std::uint64_t request = ++s.last_id;
+    command.mutable_ack()->set_request_id(request);
+    s.request(request, command, what,
+              [promise, stale](const pb::BaseCommand*, std::exception_ptr e) {
+                if (e) {
+                  promise->set_exception(e);
+                } else {
+                  promise->set_value(stale);
+                }
+              });
   });
 }
 

@@ -148,7 +148,9 @@ class Consumer {
   void ack(const Received& message);
   /// One ACK frame for every message of `messages` (a batch entry as ack()); the messages of a
   /// connection or consumer incarnation that is gone are left out (the broker redelivers them).
-  /// Returns how many were left out. @throws ClosedError after close().
+  /// Waits for the broker's ACK_RESPONSE (protocol 17 and later: the broker applied them).
+  /// Returns how many were left out. @throws ClosedError after close(), a transient
+  /// TransportError when the connection is lost first.
   std::size_t ack(const std::vector<Received>& messages);
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
   /// it with redelivery_count + 1. StaleDeliveryError as ack().
@@ -200,6 +202,14 @@ class Client {
   /// LOOKUP, SUBSCRIBE and FLOW of the prefetch window; re-subscribed after a reconnect or a
   /// CLOSE_CONSUMER of the broker.
   std::shared_ptr<Consumer> subscribe(const std::string& topic, const ConsumerOptions& options);
+
+  /// Makes sure the durable subscription `subscription` of `topic` exists (SUBSCRIBE from the
+  /// earliest message with no permits, then CLOSE_CONSUMER), so that what is published to the
+  /// topic is kept for it even before anyone consumes (a topic without subscriptions keeps
+  /// nothing beyond its retention). A subscription held by an Exclusive consumer exists already
+  /// (ConsumerBusy counts as done).
+  void create_subscription(const std::string& topic, const std::string& subscription,
+                           SubscriptionType type);
 
   /// Closes producers, consumers and the connection, stops the I/O thread and wakes blocked
   /// callers (ClosedError). Idempotent.

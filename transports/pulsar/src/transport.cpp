@@ -8,10 +8,13 @@
 
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/binding/pulsar.hpp>
+#include <babelqueue/json.hpp>
 #include <babelqueue/pulsar/transport.hpp>
 #include <babelqueue/spi/ack_batcher.hpp>
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/text.hpp>
+#include <babelqueue/spi/uri.hpp>
 
 #include <algorithm>
 #include <future>
@@ -22,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin.hpp"
 #include "client.hpp"
 
 namespace babelqueue::pulsar {
@@ -69,6 +73,21 @@ struct PendingAck {
   Received received;
 };
 
+// The message properties in the admin API's peek answer: one JSON header (Pulsar 3 and
+// later), or one header per property with this prefix (earlier brokers).
+constexpr std::string_view kPropertiesHeader = "x-pulsar-property";
+constexpr std::string_view kPropertyHeader = "x-pulsar-property-";
+
+std::optional<AdminClient> admin_of(const Options& o) {
+  if (o.admin_url.empty()) return std::nullopt;
+  return AdminClient(o.admin_url, o.token, o.timeout);
+}
+
+std::int64_t count_of(const Json& object, std::string_view key) {
+  const Json* v = object.find(key);
+  return v == nullptr ? 0 : v->as_int64().value_or(0);
+}
+
 Error no_handle(std::string_view operation) {
   return Error(ErrorCode::Usage, "pulsar: " + std::string(operation) +
                                      " of a message this transport did not deliver");
@@ -98,7 +117,12 @@ class PulsarTransport::Impl {
     const std::lock_guard lock(producers_mu);
     const auto found = producers.find(queue);
     if (found != producers.end()) return found->second;
-    auto created = client.create_producer(topic_of(options, queue));
+    const std::string topic = topic_of(options, queue);
+    // The subscription first: a topic without one keeps nothing beyond its retention, so what
+    // is published before the first consumer (a dead-letter topic nobody consumes yet) would be
+    // lost.
+    client.create_subscription(topic, options.subscription, options.subscription_type);
+    auto created = client.create_producer(topic);
     producers.emplace(std::string(queue), created);
     return created;
   }
@@ -254,8 +278,117 @@ class PulsarTransport::Impl {
     });
   }
 
+  // The admin API path of `queue`'s topic: /admin/v2/persistent/<tenant>/<namespace>/<topic>.
+  std::string admin_path(std::string_view queue) const {
+    return "/admin/v2/persistent/" + spi::percent_encode(options.tenant) + "/" +
+           spi::percent_encode(options.namespace_name) + "/" +
+           spi::percent_encode(options.topic_prefix + std::string(queue));
+  }
+
+  const AdminClient& require_admin(std::string_view operation) const {
+    if (!admin) {
+      throw ConfigError("pulsar: " + std::string(operation) +
+                        " needs the broker's admin REST API: set admin_url "
+                        "(e.g. ?admin_url=http://127.0.0.1:8080)");
+    }
+    return *admin;
+  }
+
+  // GET of an admin path; 401/403 are ConfigError, other failures TransportErrors naming the
+  // status. nullopt for 404 (no such topic or message).
+  std::optional<AdminResponse> admin_get(std::string_view operation,
+                                         const std::string& path) const {
+    AdminResponse response = require_admin(operation).get(path);
+    if (response.status == 404) return std::nullopt;
+    if (response.status == 401 || response.status == 403) {
+      throw ConfigError("pulsar: " + std::string(operation) + ": the admin API refused access (" +
+                        std::to_string(response.status) + ")");
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw TransportError("pulsar: " + std::string(operation) + ": admin API " + admin->address() +
+                               " answered " + std::to_string(response.status) + ": " +
+                               response.body.substr(0, 200),
+                           response.status >= 500);
+    }
+    return response;
+  }
+
+  // The subscription's entry of `queue`'s topic stats; nullopt when the topic or subscription
+  // does not exist.
+  std::optional<Json> subscription_stats(std::string_view queue) const {
+    const auto response = admin_get("queue stats", admin_path(queue) + "/stats");
+    if (!response) return std::nullopt;
+    const Json stats = Json::parse(response->body);
+    const Json* subscriptions = stats.find("subscriptions");
+    if (subscriptions == nullptr) return std::nullopt;
+    const Json* sub = subscriptions->find(options.subscription);
+    if (sub == nullptr) return std::nullopt;
+    return *sub;
+  }
+
+  QueueStats stats(std::string_view queue, std::string_view dead_letter_queue) const {
+    QueueStats out;
+    if (!admin) {
+      // The binary protocol has no counts: every figure is unknown (the CLI's `work` and
+      // `bench` then report none) and the details say how to get them.
+      out.details.emplace_back("admin_url", "not set: the counts need the broker's admin REST API");
+      return out;
+    }
+    const std::optional<Json> sub = subscription_stats(queue);
+    const std::int64_t backlog = sub ? count_of(*sub, "msgBacklog") : 0;
+    const std::int64_t unacked = sub ? count_of(*sub, "unackedMessages") : 0;
+    out.ready = std::max<std::int64_t>(0, backlog - unacked);
+    out.in_flight = unacked;
+    out.consumers = 0;
+    if (sub) {
+      if (const Json* attached = sub->find("consumers");
+          attached != nullptr && attached->is_array()) {
+        out.consumers = static_cast<std::int64_t>(attached->as_array().size());
+      }
+      if (const Json* type = sub->find("type"); type != nullptr && type->is_string()) {
+        out.details.emplace_back("subscription",
+                                 options.subscription + " (" + type->as_string() + ")");
+      }
+    }
+    const std::string dlq = dead_letter_queue.empty() ? default_dead_letter_name(queue)
+                                                      : std::string(dead_letter_queue);
+    const std::optional<Json> dead = subscription_stats(dlq);
+    out.dead_letter = dead ? count_of(*dead, "msgBacklog") : 0;
+    out.details.emplace_back("topic", topic_of(options, queue));
+    return out;
+  }
+
+  std::vector<PeekedMessage> peek(std::string_view queue, std::size_t max) const {
+    std::vector<PeekedMessage> out;
+    const std::string path = admin_path(queue) + "/subscription/" +
+                             spi::percent_encode(options.subscription) + "/position/";
+    for (std::size_t n = 1; max == 0 || n <= max; ++n) {
+      const auto response = admin_get("peek", path + std::to_string(n));
+      if (!response) break;
+      PeekedMessage m;
+      m.body = response->body;
+      for (const auto& [name, value] : response->headers) {
+        if (spi::iequals_ascii(name, kPropertiesHeader)) {
+          // Pulsar 3+: every property in one JSON object.
+          const Json properties = Json::parse(value);
+          if (!properties.is_object()) continue;
+          for (const auto& [key, text] : properties.as_object()) {
+            if (text.is_string()) m.headers.insert_or_assign(key, text.as_string());
+          }
+        } else if (name.size() > kPropertyHeader.size() &&
+                   spi::iequals_ascii(std::string_view(name).substr(0, kPropertyHeader.size()),
+                                      kPropertyHeader)) {
+          m.headers.insert_or_assign(name.substr(kPropertyHeader.size()), value);
+        }
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
   Options options;
   Client client;
+  std::optional<AdminClient> admin = admin_of(options);
   spi::AckBatcher<PendingAck> acks;
   Logger logger;
   spi::ClosedGuard guard{"pulsar transport"};
@@ -345,6 +478,29 @@ Status PulsarTransport::rewind(const ReceivedMessage& msg) {
 Status PulsarTransport::flush() {
   if (impl_->guard.closed()) return impl_->guard.error("flush");
   return impl_->flush_acks();
+}
+
+Result<QueueStats> PulsarTransport::stats(std::string_view queue,
+                                          std::string_view dead_letter_queue) {
+  if (impl_->guard.closed()) return impl_->guard.error("stats");
+  try {
+    return impl_->stats(queue, dead_letter_queue);
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::exception& e) {
+    return TransportError(std::string("pulsar: queue stats: ") + e.what());
+  }
+}
+
+Result<std::vector<PeekedMessage>> PulsarTransport::peek(std::string_view queue, std::size_t max) {
+  if (impl_->guard.closed()) return impl_->guard.error("peek");
+  try {
+    return impl_->peek(queue, max);
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::exception& e) {
+    return TransportError(std::string("pulsar: peek: ") + e.what());
+  }
 }
 
 void PulsarTransport::close() {

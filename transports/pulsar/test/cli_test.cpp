@@ -4,7 +4,8 @@
 // The queue commands of the `babelqueue` binary over pulsar:// (issue 13: publish, work with the
 // transport's --prefetch and --subscription flags, dead-lettering), run as a child process
 // against the shared broker; every test uses a fresh queue, and RawPulsar checks what the broker
-// holds. No queue stats / dlq list: the transport has no Inspector yet.
+// holds. queue stats, dlq list and dlq redrive run with admin_url (the Inspector on the broker's
+// admin REST API).
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
@@ -71,6 +72,58 @@ TEST_F(PulsarCliTest, WorkDeadLettersToTheDlq) {
   EXPECT_EQ(record.meta().id, id);
   ASSERT_TRUE(record.dead_letter().has_value());
   EXPECT_EQ(record.dead_letter()->original_queue, queue());
+}
+
+class PulsarAdminCliTest : public SharedBrokerTest {
+ protected:
+  static std::string admin() { return url("admin_url=" + server().admin_url()); }
+  long long stat(std::string_view name) {
+    return cli::test::count_of(cli::test::stats_via_cli(admin(), queue()), name);
+  }
+};
+
+// publish before any consumer: the publish made the subscription, so queue stats counts it
+// ready (reading the stats receives nothing); work acks it and the count drops.
+TEST_F(PulsarAdminCliTest, PublishThenQueueStatsCountsItReady) {
+  static_cast<void>(cli::test::publish_via_cli(admin(), queue()));
+  EXPECT_EQ(stat("ready"), 1);
+  EXPECT_EQ(stat("in_flight"), 0);
+  EXPECT_EQ(stat("dead_letter"), 0);
+  const CliRun r = run_cli({"work", "--url", admin(), "--queue", queue(), "--drain", "--print"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_NE(r.err.find("1 handled, 0 failed"), std::string::npos) << r;
+  EXPECT_EQ(stat("ready"), 0);
+}
+
+// work --dead-letter moves it to QUEUE.dlq, which stats count (and the work summary); dlq list
+// shows the record and leaves it there.
+TEST_F(PulsarAdminCliTest, DeadLetteredThenDlqListLeavesItThere) {
+  const std::string id = cli::test::dead_lettered_via_cli(admin(), queue());
+  EXPECT_EQ(stat("ready"), 0);
+  EXPECT_EQ(stat("dead_letter"), 1);
+  const CliRun list = run_cli({"dlq", "list", "--url", admin(), "--queue", queue()});
+  ASSERT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
+  EXPECT_EQ(stat("dead_letter"), 1) << "dlq list consumed";
+}
+
+// dlq redrive re-publishes the record to its queue (attempts 0, no dead_letter block) and acks
+// it in the dead-letter queue.
+TEST_F(PulsarAdminCliTest, DlqRedriveMovesTheRecordBack) {
+  const std::string id = cli::test::dead_lettered_via_cli(admin(), queue());
+  const CliRun r = run_cli({"dlq", "redrive", "--url", admin(), "--queue", queue()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_NE(r.out.find("1 redriven, 0 kept in " + queue() + ".dlq"), std::string::npos) << r;
+  EXPECT_EQ(stat("dead_letter"), 0);
+  EXPECT_EQ(stat("ready"), 1);
+  PulsarTransport t(url());
+  const auto back = t.pop(queue(), kWithin);
+  ASSERT_TRUE(back.has_value() && back->has_value());
+  const Envelope env = decode((*back)->body);
+  EXPECT_EQ(env.meta().id, id);
+  EXPECT_FALSE(env.dead_letter().has_value());
+  EXPECT_EQ(env.attempts(), 0);
+  ASSERT_TRUE(t.ack(**back).ok());
 }
 
 // A bad option in the URL is a usage error (exit 2) naming it, never the token.

@@ -10,6 +10,7 @@
 
 #include <babelqueue/pulsar/transport.hpp>
 #include <babelqueue/testing/header_contract.hpp>
+#include <babelqueue/testing/inspector_contract.hpp>
 #include <babelqueue/testing/transport_contract.hpp>
 
 #include <memory>
@@ -41,5 +42,29 @@ struct PulsarTraits {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, TransportContract, PulsarTraits);
 INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, HeaderContract, PulsarTraits);
+
+}  // namespace babelqueue::testing
+
+namespace babelqueue::testing {
+namespace {
+
+// With admin_url the transport is an Inspector through the admin REST API (no delayed count).
+constexpr Promises kPulsarInspectorPromises{.stale_settle_error = ErrorCode::StaleDelivery,
+                                            .own_headers = kContractProperties,
+                                            .counts_delayed = false};
+
+struct PulsarAdminTraits {
+  static void set_up() { BABELQUEUE_REQUIRE_PULSAR(); }
+  static std::unique_ptr<Transport> make() {
+    const auto& server = pulsar::test::shared_pulsar_server();
+    return std::make_unique<pulsar::PulsarTransport>(
+        pulsar::test::url_of(server, "admin_url=" + server.admin_url()));
+  }
+  static constexpr Promises promises = kPulsarInspectorPromises;
+};
+
+}  // namespace
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, InspectorContract, PulsarAdminTraits);
 
 }  // namespace babelqueue::testing

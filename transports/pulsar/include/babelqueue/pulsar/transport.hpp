@@ -102,11 +102,16 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 ///
 /// Capabilities: HeaderPublisher, BatchPublisher, Rewinder (a negative ack:
 /// REDELIVER_UNACKNOWLEDGED_MESSAGES, the broker redelivers at once with `redelivery_count` + 1,
-/// PLS-10), Flusher (the batched acks). Ack (PLS-9) = an individual ACK, batched. Dead letters go
+/// PLS-10), Flusher (the batched acks), Inspector (through the broker's admin REST API at
+/// `admin_url`). Ack (PLS-9) = an individual ACK, batched. Dead letters go
 /// to
 /// `<prefix><queue>.dlq` through the App's publish-then-ack (PLS-11; Pulsar's DeadLetterPolicy is
-/// not used). Not offered: Releaser, DelayedPublisher, BrokerDeadLetter, Inspector (not
-/// implemented yet: `admin_url` is parsed and kept for it).
+/// not used). Not offered: Releaser, DelayedPublisher, BrokerDeadLetter.
+///
+/// The first publish to a topic creates the transport's subscription on it (from the earliest
+/// message) before the producer: a topic without a subscription keeps nothing beyond its
+/// retention, so a queue published before its first consumer, and every dead-letter topic, keep
+/// their messages.
 ///
 /// Errors (PLS-12): refused authentication or authorization, an invalid topic name and other
 /// configuration faults of the broker are ConfigError; a lost connection, a broker not ready,
@@ -124,7 +129,8 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
                                                 public HeaderPublisher,
                                                 public BatchPublisher,
                                                 public Rewinder,
-                                                public Flusher {
+                                                public Flusher,
+                                                public Inspector {
  public:
   /// Validates `options` (ConfigError on a bad value); no I/O: the connection is made by the
   /// first call that needs it.
@@ -156,6 +162,17 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   Status rewind(const ReceivedMessage& msg) override;
   /// Sends the pending acks now.
   Status flush() override;
+  /// From the admin REST API's topic stats (`admin_url`): the subscription's backlog less its
+  /// unacknowledged messages (`ready`), its unacknowledged messages (`in_flight`), its consumers,
+  /// and the backlog of the dead-letter topic's subscription (`dead_letter`); a topic the broker
+  /// does not know counts 0. No `delayed`. Without `admin_url` every figure is nullopt and the
+  /// details name the option.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
+  /// Up to `max` (0: all) messages of the subscription's backlog from its head, through the
+  /// admin REST API's peek (`.../subscription/<name>/position/<n>`), properties as headers; a
+  /// batch of another client's producer peeks as its raw batch payload. Without `admin_url`: a
+  /// ConfigError naming the option.
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
  private:
   class Impl;
