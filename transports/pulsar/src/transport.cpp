@@ -13,6 +13,7 @@
 #include <babelqueue/spi/ack_batcher.hpp>
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 #include <babelqueue/spi/text.hpp>
 #include <babelqueue/spi/uri.hpp>
 
@@ -203,24 +204,14 @@ class PulsarTransport::Impl {
                                        : std::optional<std::string_view>(version->second));
     if (gate.reject) {
       m.route = gate.route;
-      version_rejected(gate.version, queue);
+      spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
+                                          logger, "pulsar");
     }
     if (in.key) m.key = *in.key;
     auto held = std::make_shared<Held>();
     held->received.emplace(std::move(in));
     m.handle = Handle{from, std::move(held)};
     return m;
-  }
-
-  void version_rejected(std::string_view version, std::string_view queue) const {
-    if (!options.on_schema_version_rejected) return;
-    try {
-      options.on_schema_version_rejected(version, queue);
-    } catch (const std::exception& e) {
-      log(LogLevel::Error, std::string("pulsar: on_schema_version_rejected threw: ") + e.what());
-    } catch (...) {
-      log(LogLevel::Error, "pulsar: on_schema_version_rejected threw an unknown exception");
-    }
   }
 
   void log(LogLevel level, const std::string& text) const { log_to(logger, level, text); }

@@ -109,13 +109,7 @@ Options parse(std::string_view url, Options o) {
 }  // namespace
 
 Options parse_url(std::string_view url, Options base) {
-  try {
-    return parse(url, std::move(base));
-  } catch (const ConfigError& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("URL ")) what.remove_prefix(4);
-    throw ConfigError("pulsar URL: " + std::string(what));
-  }
+  return spi::with_url_context("pulsar", [&] { return parse(url, std::move(base)); });
 }
 
 std::string topic_of(const Options& options, std::string_view queue) {

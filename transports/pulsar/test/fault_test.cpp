@@ -44,36 +44,11 @@ constexpr char kUrn[] = "urn:babel:orders:created";
 // A broker restart (6-22 s here) plus the reconnect backoff, on a loaded machine.
 constexpr auto kRecover = 120s;
 
-// App::consume on a thread of its own, recording every meta.id it handles, until stop().
-class Worker {
+// The kit's worker on a transport of its own (two handlers).
+class Worker : public babelqueue::testing::ConsumingWorker {
  public:
   Worker(std::shared_ptr<PulsarTransport> transport, std::string queue, HandledIds& handled)
-      : transport_(std::move(transport)),
-        app_(transport_, {.poll_timeout = 200ms, .concurrency = 2}) {
-    app_.handle(kUrn, [&handled](Context&, const Envelope& env) {
-      handled.add(std::string(env.meta().id));
-      return Status();
-    });
-    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
-  }
-  ~Worker() { (void)stop(); }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  Status stop() {
-    if (thread_.joinable()) {
-      app_.stop();
-      thread_.join();
-      transport_->close();
-    }
-    return status_;
-  }
-
- private:
-  std::shared_ptr<PulsarTransport> transport_;
-  App app_;
-  Status status_;
-  std::thread thread_;
+      : ConsumingWorker(std::move(transport), std::move(queue), kUrn, handled) {}
 };
 
 using PulsarFaultTest = SharedBrokerTest;

@@ -24,7 +24,8 @@
 /// @file
 /// Testing kit: what the broker fault tests share (TRANSPORTS.md "nothing is lost"): a publisher
 /// that keeps publishing through a fault and remembers every meta.id whose publish returned ok,
-/// the set of ids the handlers ran for, and the text that names the lost ones.
+/// a worker that keeps consuming through it, the set of ids the handlers ran for, and the text
+/// that names the lost ones.
 
 namespace babelqueue::testing {
 
@@ -158,6 +159,44 @@ class ContinuousPublisher {
   mutable std::mutex mu_;
   std::set<std::string> ids_;
   std::vector<std::string> permanent_;
+  std::thread thread_;
+};
+
+/// `App::consume(queue)` on a thread of its own over `transport`, recording the meta.id of every
+/// message of `urn` it handles in `handled`, until `stop()` (which also closes the transport).
+///
+/// Thread-safety: `stop()` from one thread; `handled` is safe from any.
+class ConsumingWorker {
+ public:
+  ConsumingWorker(std::shared_ptr<Transport> transport, std::string queue, const std::string& urn,
+                  HandledIds& handled,
+                  AppOptions options = {.poll_timeout = std::chrono::milliseconds(200),
+                                        .concurrency = 2})
+      : transport_(std::move(transport)), app_(transport_, std::move(options)) {
+    app_.handle(urn, [&handled](Context&, const Envelope& env) {
+      handled.add(std::string(env.meta().id));
+      return Status();
+    });
+    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
+  }
+  ~ConsumingWorker() { (void)stop(); }
+  ConsumingWorker(const ConsumingWorker&) = delete;
+  ConsumingWorker& operator=(const ConsumingWorker&) = delete;
+
+  /// Stops consuming and closes the transport; the consume loop's status.
+  Status stop() {
+    if (thread_.joinable()) {
+      app_.stop();
+      thread_.join();
+      transport_->close();
+    }
+    return status_;
+  }
+
+ private:
+  std::shared_ptr<Transport> transport_;
+  App app_;
+  Status status_;
   std::thread thread_;
 };
 

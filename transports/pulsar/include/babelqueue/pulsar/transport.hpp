@@ -5,6 +5,7 @@
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
 #include <babelqueue/log.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <chrono>
@@ -64,7 +65,7 @@ struct Options {
   std::chrono::milliseconds max_wait{0};
   /// OB-6 hook: called once per message whose `bq-schema-version` the gate rejects (PLS-8), with
   /// the version text and the queue; exceptions from it are caught and logged.
-  std::function<void(std::string_view version, std::string_view queue)> on_schema_version_rejected;
+  spi::SchemaVersionRejected on_schema_version_rejected;
   /// Where the transport logs; default: warnings and errors to stderr.
   Logger logger;
 };
