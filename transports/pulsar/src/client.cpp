@@ -1147,7 +1147,7 @@ std::size_t Consumer::buffered() const {
   return state_->queue.size();
 }
 
-std::size_t Consumer::ack(const std::vector<Received>& messages) {
+std::size_t Consumer::ack(const std::vector<Received>& messages, bool confirmed) {
   if (messages.empty()) return 0;
   ClientState& s = *client_;
   const std::string what = "ACK of " + std::to_string(messages.size()) + " on " + topic_;
@@ -1160,8 +1160,8 @@ std::size_t Consumer::ack(const std::vector<Received>& messages) {
   entries.reserve(messages.size());
   for (const Received& message : messages)
     entries.push_back(Entry{message.id, message.connection, message.incarnation});
-  return s.call<std::size_t>(what, [&s, id = id_, entries = std::move(entries),
-                                    what](std::shared_ptr<Reply<Outcome<std::size_t>>> promise) {
+  return s.call<std::size_t>(what, [&s, id = id_, entries = std::move(entries), what, confirmed](
+                                       std::shared_ptr<Reply<Outcome<std::size_t>>> promise) {
     const auto found = s.consumers.find(id);
     if (s.closed || found == s.consumers.end()) {
       promise->set_exception(std::make_exception_ptr(ClosedError("pulsar: " + what + ": closed")));
@@ -1186,7 +1186,7 @@ std::size_t Consumer::ack(const std::vector<Received>& messages) {
       promise->set_value(stale);
       return;
     }
-    if (s.protocol.load() < kAckReceiptVersion) {
+    if (!confirmed || s.protocol.load() < kAckReceiptVersion) {
       s.write(wire::encode_command(command));
       promise->set_value(stale);
       return;

@@ -148,10 +148,11 @@ class Consumer {
   void ack(const Received& message);
   /// One ACK frame for every message of `messages` (a batch entry as ack()); the messages of a
   /// connection or consumer incarnation that is gone are left out (the broker redelivers them).
-  /// Waits for the broker's ACK_RESPONSE (protocol 17 and later: the broker applied them).
-  /// Returns how many were left out. @throws ClosedError after close(), a transient
-  /// TransportError when the connection is lost first.
-  std::size_t ack(const std::vector<Received>& messages);
+  /// With `confirmed`, waits for the broker's ACK_RESPONSE (protocol 17 and later: the broker
+  /// applied them); without, returns once the frame is queued. Returns how many were left out.
+  /// @throws ClosedError after close(), a transient TransportError when the connection is lost
+  /// before a confirmation.
+  std::size_t ack(const std::vector<Received>& messages, bool confirmed);
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
   /// it with redelivery_count + 1. StaleDeliveryError as ack().
   void negative_ack(const Received& message);

@@ -238,9 +238,10 @@ class PulsarTransport::Impl {
     return out;
   }
 
-  // Sends the pending acks: one ACK frame per consumer and run.
-  Status flush_acks() {
-    return acks.flush([this](std::vector<PendingAck>& pending) -> Status {
+  // Sends the pending acks: one ACK frame per consumer and run; `confirmed`: each waits for the
+  // broker's ACK_RESPONSE (flush() and close(): the broker has applied them when they return).
+  Status flush_acks(bool confirmed) {
+    return acks.flush([this, confirmed](std::vector<PendingAck>& pending) -> Status {
       std::size_t sent = 0;
       try {
         while (sent < pending.size()) {
@@ -251,7 +252,7 @@ class PulsarTransport::Impl {
             run.push_back(pending[end].received);
             ++end;
           }
-          const std::size_t stale = consumer->ack(run);
+          const std::size_t stale = consumer->ack(run, confirmed);
           if (stale > 0) {
             log(LogLevel::Debug, "pulsar: " + std::to_string(stale) + " ack(s) on " +
                                      consumer->topic() +
@@ -430,12 +431,16 @@ Result<std::optional<ReceivedMessage>> PulsarTransport::pop(std::string_view que
   const milliseconds wait =
       std::max(milliseconds::zero(), cap > milliseconds::zero() ? std::min(timeout, cap) : timeout);
   try {
-    // The acks of the previous messages go out before this round trip (the kit's rule).
-    if (const Status flushed = impl_->flush_acks(); !flushed.ok()) {
-      impl_->log(LogLevel::Warning,
-                 std::string("pulsar: sending acks failed: ") + flushed.error().what());
-    }
     const std::shared_ptr<Consumer> consumer = impl_->consumer(queue);
+    // The acks of the previous messages go out before a pop that has to wait for the broker (the
+    // kit's rule: before the next round trip); a pop served from the prefetched messages leaves
+    // them to fill the batch.
+    if (consumer->buffered() == 0) {
+      if (const Status flushed = impl_->flush_acks(false); !flushed.ok()) {
+        impl_->log(LogLevel::Warning,
+                   std::string("pulsar: sending acks failed: ") + flushed.error().what());
+      }
+    }
     std::optional<Received> r = consumer->receive(wait);
     if (!r) return std::optional<ReceivedMessage>();
     return std::optional<ReceivedMessage>(impl_->received(queue, consumer, std::move(*r)));
@@ -449,7 +454,7 @@ Result<std::optional<ReceivedMessage>> PulsarTransport::pop(std::string_view que
 Status PulsarTransport::ack(const ReceivedMessage& msg) {
   Result<PendingAck> taken = impl_->take(msg, "ack");
   if (!taken) return taken.error();
-  if (impl_->acks.add(std::move(*taken))) return impl_->flush_acks();
+  if (impl_->acks.add(std::move(*taken))) return impl_->flush_acks(false);
   return {};
 }
 
@@ -468,7 +473,7 @@ Status PulsarTransport::rewind(const ReceivedMessage& msg) {
 
 Status PulsarTransport::flush() {
   if (impl_->guard.closed()) return impl_->guard.error("flush");
-  return impl_->flush_acks();
+  return impl_->flush_acks(true);
 }
 
 Result<QueueStats> PulsarTransport::stats(std::string_view queue,
@@ -497,7 +502,7 @@ Result<std::vector<PeekedMessage>> PulsarTransport::peek(std::string_view queue,
 void PulsarTransport::close() {
   if (!impl_->guard.close()) return;
   impl_->pause.interrupt();
-  if (const Status flushed = impl_->flush_acks(); !flushed.ok()) {
+  if (const Status flushed = impl_->flush_acks(true); !flushed.ok()) {
     impl_->log(
         LogLevel::Warning,
         std::string("pulsar: close: sending the last acks failed (the broker redelivers them): ") +

@@ -53,8 +53,9 @@ struct Options {
   SubscriptionType subscription_type = SubscriptionType::Shared;
   /// FLOW permits per queue: the prefetch window (messages on their way or buffered).
   std::uint32_t prefetch = 100;
-  /// Acks sent in one ACK frame (the kit's AckBatcher): sent once this many are pending, before
-  /// every `pop`, on `flush()` and `close()`. 1: every ack at once.
+  /// Acks sent in one ACK frame (the kit's AckBatcher): sent once this many are pending, before a
+  /// `pop` that has to wait for the broker, on `flush()` and `close()` (these two wait for the
+  /// broker's ACK_RESPONSE). 1: every ack at once.
   std::uint32_t ack_batch = 32;
   /// The broker's admin REST API (`http://host:8080`) for `queue stats` (Inspector); empty: no
   /// inspection.
