@@ -61,7 +61,7 @@ endfunction()
 
 # The other transports are off, so each case sees the Redis one alone.
 set(_others_off -DBABELQUEUE_WITH_AMQP=OFF -DBABELQUEUE_WITH_KAFKA=OFF -DBABELQUEUE_WITH_SQS=OFF
-                -DBABELQUEUE_WITH_ARTEMIS=OFF)
+                -DBABELQUEUE_WITH_ARTEMIS=OFF -DBABELQUEUE_WITH_PULSAR=OFF)
 set(_tests_on -DBABELQUEUE_BUILD_TESTS=ON -DBABELQUEUE_BUILD_TOOLS=ON ${_others_off})
 set(_tests_off -DBABELQUEUE_BUILD_TESTS=OFF -DBABELQUEUE_BUILD_TOOLS=OFF ${_others_off})
 
