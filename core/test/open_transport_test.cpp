@@ -107,12 +107,6 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
   EXPECT_GT(checked, 0);  // this binary links no transport component
 }
 
-TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
-  const std::string error = open_error("pulsar://localhost:6650/");
-  EXPECT_NE(error.find("The pulsar component (-DBABELQUEUE_WITH_PULSAR=ON)"), std::string::npos)
-      << error;
-}
-
 TEST(OpenTransport, NoSchemeIsAConfigError) {
   for (const char* url :
        {"127.0.0.1:6379", "", "://host", "redis:/host", "1redis://host", "re dis://host"}) {
