@@ -177,17 +177,16 @@ class Headers {
   std::pair<iterator, bool> try_emplace(K&& key, Args&&... args) {
     if (entries_.empty() || std::string_view(entries_.back().first) < view(key)) {
       // Keys given in ascending order are appended: nothing moves.
-      entries_.emplace_back(std::piecewise_construct,
-                            std::forward_as_tuple(make_key(std::forward<K>(key))),
+      entries_.emplace_back(std::piecewise_construct, std::forward_as_tuple(std::forward<K>(key)),
                             std::forward_as_tuple(std::forward<Args>(args)...));
       return {std::prev(entries_.end()), true};
     }
     const auto it = lower_bound(key);
     if (it != entries_.end() && it->first == view(key)) return {it, false};
-    return {entries_.emplace(it, std::piecewise_construct,
-                             std::forward_as_tuple(make_key(std::forward<K>(key))),
-                             std::forward_as_tuple(std::forward<Args>(args)...)),
-            true};
+    return {
+        entries_.emplace(it, std::piecewise_construct, std::forward_as_tuple(std::forward<K>(key)),
+                         std::forward_as_tuple(std::forward<Args>(args)...)),
+        true};
   }
   /// Inserts the entry made of `args` when its key is absent.
   template <class... Args>
@@ -264,14 +263,6 @@ class Headers {
   template <class K>
   static std::string_view view(const K& key) noexcept {
     return std::string_view(key);
-  }
-  template <class K>
-  static std::string make_key(K&& key) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<K>, std::string>) {
-      return std::forward<K>(key);
-    } else {
-      return std::string(std::string_view(key));
-    }
   }
 
   std::vector<value_type> entries_;
