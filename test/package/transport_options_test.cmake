@@ -45,7 +45,7 @@ endfunction()
 # _bq_expect_redis(<case> <built>): the catalog entry and the test directory follow the mode.
 function(_bq_expect_redis name built)
   file(READ "${WORK_DIR}/${name}/generated/transport_catalog.cpp" catalog)
-  string(FIND "${catalog}" "{\"redis\", {\"redis\", \"rediss\", \"unix\"}, \"-DBABELQUEUE_WITH_REDIS=ON\", \"libhiredis-dev\", ${built}, false}" at)
+  string(FIND "${catalog}" "{\"redis\", {\"redis\", \"rediss\", \"unix\"}, \"-DBABELQUEUE_WITH_REDIS=ON\", \"libhiredis-dev\", ${built}}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${name}: the catalog lacks redis with built=${built}:\n${catalog}")
   endif()
