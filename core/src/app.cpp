@@ -53,8 +53,9 @@ std::int64_t saturating_increment(std::int64_t v) noexcept {
 // Item 7 of issue 8: the transport's decode when it did one (moved out, it is the App's to
 // consume), else the App's own.
 Result<Envelope, DecodeError> take_decoded(ReceivedMessage& msg) {
-  if (!msg.decoded) return try_decode(msg.body);
-  Result<Envelope, DecodeError> out(std::move(*msg.decoded));
+  // One named result, so it is built in the caller's place (no second move of the envelope).
+  Result<Envelope, DecodeError> out =
+      msg.decoded ? Result<Envelope, DecodeError>(std::move(*msg.decoded)) : try_decode(msg.body);
   msg.decoded.reset();
   return out;
 }

@@ -108,10 +108,7 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
       continue;
     }
     const std::string target = "babelqueue::" + known.component;
-    if (known.planned) {
-      text += ". The " + known.component + " component (" + known.cmake_option +
-              ") will serve it; it is not in this source tree yet";
-    } else if (known.built) {
+    if (known.built) {
       text += ". The " + known.component + " component serves it: link " + target +
               " (find_package(babelqueue COMPONENTS " + known.component + "))";
     } else {

@@ -81,12 +81,12 @@ TEST(OpenTransport, UnknownSchemeNamesTheSchemesOfThisBuild) {
   }
 }
 
-// Every transport of the catalog (babelqueue_add_transport / babelqueue_planned_transport) that
+// Every transport of the catalog (babelqueue_add_transport) that
 // this program has not linked gets an error naming its component and how to get it.
 TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
   const auto known = babelqueue::spi::known_transports();
   ASSERT_TRUE(std::any_of(known.begin(), known.end(),
-                          [](const auto& k) { return k.component == "redis" && !k.planned; }));
+                          [](const auto& k) { return k.component == "redis"; }));
   const std::vector<std::string> linked = babelqueue::available_schemes();
   int checked = 0;
   for (const auto& k : known) {
@@ -96,10 +96,6 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
     EXPECT_NE(error.find("The " + k.component + " component"), std::string::npos) << error;
     if (k.built) {
       EXPECT_NE(error.find("link babelqueue::" + k.component), std::string::npos) << error;
-    } else if (k.planned) {
-      EXPECT_NE(error.find(k.cmake_option + ") will serve it; it is not in this source tree yet"),
-                std::string::npos)
-          << error;
     } else {
       EXPECT_NE(
           error.find("install " + k.debian_packages + " and configure with " + k.cmake_option),
@@ -109,12 +105,6 @@ TEST(OpenTransport, UnlinkedCatalogSchemeNamesComponentAndHowToGetIt) {
     ++checked;
   }
   EXPECT_GT(checked, 0);  // this binary links no transport component
-}
-
-TEST(OpenTransport, PlannedTransportNamesItsCMakeOption) {
-  const std::string error = open_error("pulsar://localhost:6650/");
-  EXPECT_NE(error.find("The pulsar component (-DBABELQUEUE_WITH_PULSAR=ON)"), std::string::npos)
-      << error;
 }
 
 TEST(OpenTransport, NoSchemeIsAConfigError) {

@@ -28,8 +28,7 @@ struct OpenOptions {
 /// @throws ConfigError for a URL without a scheme, a URL the transport rejects, or a scheme no
 /// linked component registered; the latter names the schemes this build has and, when the
 /// source tree has a transport for it, the component to link or the CMake option and Debian
-/// package that add it (for a planned transport, its component and CMake option). No error text
-/// contains a password.
+/// package that add it. No error text contains a password.
 /// Thread-safety: safe from any thread.
 BABELQUEUE_EXPORT std::shared_ptr<Transport> open_transport(std::string_view url,
                                                             const OpenOptions& options = {});

@@ -5,12 +5,12 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
+#include <babelqueue/headers.hpp>
 
 #include <any>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +27,6 @@
 /// `capability<T>()`). Transport authors: see `babelqueue/spi/` for the kit.
 
 namespace babelqueue {
-
-/// Out-of-band headers carried beside the envelope (RT-50), never inside it.
-using Headers = std::map<std::string, std::string>;
 
 /// The outcome of an operation that returns nothing: ok, or an `Error`.
 ///

@@ -71,12 +71,13 @@ bool schemes() {
     return fail("redis:// error does not name the CMake option: " + redis);
   }
   // The catalog generated at configure time is in the library: it names the component of a
-  // scheme this tree has no transport for yet, and the option that will add it.
-  const std::string pulsar = open_error("pulsar://user:s3cret@localhost/");
-  if (pulsar.find("pulsar component") == std::string::npos ||
-      pulsar.find("-DBABELQUEUE_WITH_PULSAR=ON") == std::string::npos ||
-      pulsar.find("s3cret") != std::string::npos) {
-    return fail("unexpected pulsar:// error: " + pulsar);
+  // scheme this program did not link (built or not), and how to get it.
+  const std::string unlinked = open_error("kafka://user:s3cret@localhost/");
+  if (unlinked.find("The kafka component serves it") == std::string::npos ||
+      (unlinked.find("link babelqueue::kafka") == std::string::npos &&
+       unlinked.find("-DBABELQUEUE_WITH_KAFKA=ON") == std::string::npos) ||
+      unlinked.find("s3cret") != std::string::npos) {
+    return fail("unexpected kafka:// error: " + unlinked);
   }
   const std::vector<babelqueue::spi::KnownTransport> known = babelqueue::spi::known_transports();
   const auto entry = std::find_if(known.begin(), known.end(),

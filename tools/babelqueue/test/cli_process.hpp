@@ -7,6 +7,8 @@
 // The including test defines BABELQUEUE_CLI (the binary's path, from
 // $<TARGET_FILE:babelqueue>).
 
+#include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 
 #include <gtest/gtest.h>
@@ -226,6 +228,41 @@ inline std::string dead_lettered_via_cli(const std::string& url, const std::stri
       std::string::npos)
       << r;
   return id;
+}
+
+// Runs `dlq list` (by --queue, and by --dlq with --json) after dead_lettered_via_cli() left the
+// one record `id` in QUEUE.dlq, and expects both to show it (reason `failed`, original queue).
+inline void expect_dlq_lists_the_record(const std::string& url, const std::string& queue,
+                                        const std::string& id) {
+  const CliRun list = run_cli({"dlq", "list", "--url", url, "--queue", queue});
+  EXPECT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
+  const CliRun json = run_cli({"dlq", "list", "--url", url, "--dlq", queue + ".dlq", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json;
+  const std::vector<std::string> lines = lines_of(json.out);
+  ASSERT_EQ(lines.size(), 1U) << json;
+  const Envelope record = decode(lines[0]);
+  ASSERT_TRUE(record.dead_letter().has_value());
+  EXPECT_EQ(record.dead_letter()->original_queue, queue);
+}
+
+// Runs `dlq redrive --url URL --queue QUEUE` after dead_lettered_via_cli() left the one record
+// `id` in QUEUE.dlq, and expects it to say it moved that record back.
+inline void redrive_one_via_cli(const std::string& url, const std::string& queue,
+                                const std::string& id) {
+  const CliRun r = run_cli({"dlq", "redrive", "--url", url, "--queue", queue});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "redriven " + id + " " + kCliUrn + " " + queue + ".dlq -> " + queue + "\n" +
+                       "1 redriven, 0 kept in " + queue + ".dlq\n");
+}
+
+// Expects `body` to be the redriven copy of the record `id`: its envelope again, without the
+// dead_letter block and with attempts 0.
+inline void expect_redriven_copy(const std::string& body, const std::string& id) {
+  const Envelope env = decode(body);
+  EXPECT_EQ(env.meta().id, id);
+  EXPECT_FALSE(env.dead_letter().has_value());
+  EXPECT_EQ(env.attempts(), 0);
 }
 
 }  // namespace babelqueue::cli::test

@@ -15,6 +15,7 @@
 #include <proton/connection_options.hpp>
 #include <proton/container.hpp>
 #include <proton/delivery.hpp>
+#include <proton/duration.hpp>
 #include <proton/error_condition.hpp>
 #include <proton/message.hpp>
 #include <proton/messaging_handler.hpp>
@@ -22,6 +23,7 @@
 #include <proton/receiver_options.hpp>
 #include <proton/sender.hpp>
 #include <proton/sender_options.hpp>
+#include <proton/source.hpp>
 #include <proton/source_options.hpp>
 #include <proton/ssl.hpp>
 #include <proton/target_options.hpp>
@@ -42,6 +44,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "message_codec.hpp"
 #include "request_node.hpp"
@@ -55,6 +58,11 @@ using std::chrono::milliseconds;
 // How often a disconnected client looks whether its backoff is over (a Proton timer keeps
 // container::run() going until it fires, so close() would wait for a long one).
 constexpr milliseconds kTick{50};
+// The credit of a browse receiver per drain cycle when it reads everything.
+constexpr std::uint32_t kBrowseChunk = 500;
+// How long a settle may wait for the thread's next drain before a timer drains it: the settles
+// of a consuming loop go out together, with one wake-up instead of one each.
+constexpr milliseconds kSettleDelay{1};
 
 enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
 
@@ -173,6 +181,7 @@ void validate(const Options& o) {
 
 }  // namespace
 
+// One per client, shared by its deliveries (no allocation per message).
 struct Delivery::Settler {
   std::weak_ptr<Client::Impl> impl;
 };
@@ -194,11 +203,30 @@ struct Client::Impl final : proton::messaging_handler {
     std::uint64_t connection;
     Message message;
   };
+  // A settle handed to the container thread (Delivery::settle does not wait for it).
+  struct SettleOp {
+    std::uint64_t id;
+    std::uint64_t connection;
+    int outcome;
+    bool failed;
+    bool undeliverable_here;
+    std::string condition;
+    std::string description;
+    std::map<std::string, Value> info;
+  };
+  // A browse (Client::browse): its copy-mode receiver and what it read so far.
+  struct BrowseOp {
+    std::string address;
+    std::size_t max = 0;
+    std::size_t granted = 0;
+    std::vector<Message> messages;
+    proton::receiver link;
+    std::promise<std::vector<Message>> done;
+  };
   // Caller side, under mutex_.
   struct Inbox {
     std::deque<Received> queue;
     std::uint32_t owed = 0;  // handed out since the last top-up
-    bool top_up_posted = false;
     bool opened = false;
     // Explicit credit (prefetch 0, ASB-5): the receive calls waiting for a message, and the
     // receiver's credit and drain state as the container thread last left them (it updates them
@@ -226,6 +254,19 @@ struct Client::Impl final : proton::messaging_handler {
   bool stopped = false;
   std::thread thread;
   std::deque<std::function<void()>> tasks;
+  // Settles handed over and not yet given to Proton (drained before `tasks`).
+  std::vector<SettleOp> settles;
+  // A drain() is queued on the live connection's work queue: further posts add none.
+  bool drain_pending = false;
+  // A drain() is scheduled kSettleDelay ahead for the settles queued since the last one.
+  bool drain_scheduled = false;
+  // The number of the open connection, 0 while none is open: a settle of a delivery of another
+  // connection is stale at once, without a hop to the container thread.
+  std::uint64_t live_connection = 0;
+  // Settles the container thread found stale since the last flush() (their connection died
+  // after they were handed over): the peer redelivers those messages.
+  std::uint64_t stale_settles = 0;
+  std::shared_ptr<Delivery::Settler> settler;
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
@@ -248,6 +289,9 @@ struct Client::Impl final : proton::messaging_handler {
   std::set<std::string> wanted_receivers;
   std::map<std::uint64_t, std::shared_ptr<SendOp>> in_flight;
   std::map<std::uint64_t, proton::delivery> unsettled;
+  std::vector<std::shared_ptr<BrowseOp>> browses;
+  // The credit owed per receiver, collected by drain() (reused: no allocation per drain).
+  std::vector<std::pair<const std::string*, std::uint32_t>> credit_due;
   std::uint64_t next_tag = 0;
   std::uint64_t next_delivery = 0;
 
@@ -274,11 +318,16 @@ struct Client::Impl final : proton::messaging_handler {
   void post_locked(std::function<void()> task) {
     if (closed) throw ClosedError("AMQP 1.0 client closed");
     tasks.push_back(std::move(task));
+    wake_locked();
+  }
+  // Makes the container thread drain what was queued (starting it on first use); one drain()
+  // at a time is queued on the connection's work queue, however many posts it serves.
+  void wake_locked() {
     if (!started) {
       started = true;
       thread = std::thread([this] { run(); });
-    } else if (work_queue != nullptr) {
-      work_queue->add([this] { drain(); });
+    } else if (work_queue != nullptr && !drain_pending) {
+      drain_pending = work_queue->add([this] { drain(); });
     }
   }
   void post(std::function<void()> task) {
@@ -304,8 +353,15 @@ struct Client::Impl final : proton::messaging_handler {
         promise->set_exception(std::current_exception());
       }
     });
+    return await(result, what);
+  }
+
+  // The value of `result`, set on the container thread; ClosedError when the client closed
+  // first (the promise was dropped), TimeoutError after Options::timeout.
+  template <class R>
+  R await(std::future<R>& result, const std::string& what) const {
     if (result.wait_for(options.timeout) != std::future_status::ready)
-      throw TimeoutError(std::string("AMQP 1.0: ") + what + " timed out");
+      throw TimeoutError("AMQP 1.0: " + what + " timed out");
     try {
       return result.get();
     } catch (const std::future_error&) {
@@ -358,6 +414,7 @@ struct Client::Impl final : proton::messaging_handler {
       const std::lock_guard lock(mutex);
       container = nullptr;
       work_queue = nullptr;
+      live_connection = 0;
       closed = true;
     }
     for (auto& [address, link] : senders)
@@ -369,6 +426,7 @@ struct Client::Impl final : proton::messaging_handler {
     conn = proton::connection();
     drain();
     fail_all(ClosedError("AMQP 1.0 client closed"));
+    fail_browses(ClosedError("AMQP 1.0 client closed"));
     senders.clear();
     const std::lock_guard lock(mutex);
     stopped = true;
@@ -377,9 +435,30 @@ struct Client::Impl final : proton::messaging_handler {
 
   void drain() {
     std::deque<std::function<void()>> batch;
+    std::vector<SettleOp> settling;
     {
       const std::lock_guard lock(mutex);
+      drain_pending = false;
+      drain_scheduled = false;
       batch.swap(tasks);
+      settling.swap(settles);
+      for (auto& [address, inbox] : inboxes) {
+        if (inbox.owed > 0) credit_due.emplace_back(&address, std::exchange(inbox.owed, 0));
+      }
+    }
+    for (const SettleOp& op : settling)
+      settle(op);
+    // The messages handed out since the last drain make room in their receiver's window.
+    for (const auto& [address, owed] : credit_due) {
+      const auto it = receivers.find(*address);
+      if (it != receivers.end() && it->second.active()) it->second.add_credit(owed);
+    }
+    credit_due.clear();
+    if (!settling.empty()) {
+      // Given back for reuse: the caller's next settles need no allocation.
+      settling.clear();
+      const std::lock_guard lock(mutex);
+      if (settles.empty()) settles.swap(settling);
     }
     for (auto& task : batch)
       task();
@@ -429,6 +508,7 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void begin_close() {
+    drain();  // settles handed over before close() go out before the links close
     closing = true;
     for (auto& [address, link] : senders)
       if (link.sender) link.sender.close();
@@ -526,17 +606,40 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
 
-  void settle(std::uint64_t id, std::uint64_t connection, int outcome, bool failed,
-              bool undeliverable_here, const std::string& condition, const std::string& description,
-              const std::map<std::string, Value>& info) {
-    const auto it = unsettled.find(id);
-    if (it == unsettled.end() || connection != generation.load() || !connected)
+  // Caller side: hands the settle of a delivery of connection `op.connection` to the container
+  // thread and returns. Stale at once when that connection is no longer the open one or the
+  // client closed.
+  void hand_over(SettleOp op) {
+    const std::lock_guard lock(mutex);
+    if (closed)
+      throw StaleDeliveryError("AMQP 1.0: the client closed before the delivery was settled");
+    if (op.connection != live_connection)
       throw StaleDeliveryError(
           "AMQP 1.0: the delivery's connection is gone; the peer redelivers it");
+    settles.push_back(std::move(op));
+    // Half a window of settles wakes the thread at once; fewer wait for a drain that comes
+    // anyway (a task, a credit top-up) or for the timer, at most kSettleDelay.
+    if (settles.size() >= std::max<std::size_t>(1, options.prefetch / 2)) {
+      wake_locked();
+    } else if (!drain_pending && !drain_scheduled && work_queue != nullptr) {
+      drain_scheduled = true;
+      work_queue->schedule(proton::duration(kSettleDelay.count()), [this] { drain(); });
+    }
+  }
+
+  // A settle the connection died under since it was handed over is dropped (counted for
+  // flush()): the peer redelivers the message.
+  void settle(const SettleOp& op) {
+    const auto it = unsettled.find(op.id);
+    if (it == unsettled.end() || op.connection != generation.load() || !connected) {
+      const std::lock_guard lock(mutex);
+      ++stale_settles;
+      return;
+    }
     proton::delivery d = it->second;
     unsettled.erase(it);
     pn_delivery_t* pd = DeliveryAccess::pn(d);
-    switch (outcome) {
+    switch (op.outcome) {
       case kAccepted:
         d.accept();
         return;
@@ -545,15 +648,15 @@ struct Client::Impl final : proton::messaging_handler {
         return;
       case kModified: {
         pn_disposition_t* local = pn_delivery_local(pd);
-        pn_disposition_set_failed(local, failed);
-        pn_disposition_set_undeliverable(local, undeliverable_here);
+        pn_disposition_set_failed(local, op.failed);
+        pn_disposition_set_undeliverable(local, op.undeliverable_here);
         pn_delivery_update(pd, PN_MODIFIED);
         pn_delivery_settle(pd);
         return;
       }
       default: {
-        set_condition(pn_disposition_condition(pn_delivery_local(pd)), condition, description,
-                      info);
+        set_condition(pn_disposition_condition(pn_delivery_local(pd)), op.condition, op.description,
+                      op.info);
         pn_delivery_update(pd, PN_REJECTED);
         pn_delivery_settle(pd);
         return;
@@ -561,17 +664,64 @@ struct Client::Impl final : proton::messaging_handler {
     }
   }
 
-  void top_up(const std::string& address) {
-    std::uint32_t owed = 0;
-    {
-      const std::lock_guard lock(mutex);
-      Inbox& inbox = inboxes[address];
-      owed = inbox.owed;
-      inbox.owed = 0;
-      inbox.top_up_posted = false;
+  // ---- browse ----
+
+  void start_browse(const std::shared_ptr<BrowseOp>& op) {
+    browses.push_back(op);
+    if (connected) open_browser(*op);
+  }
+
+  void open_browser(BrowseOp& op) {
+    proton::source_options so;
+    so.distribution_mode(proton::source::COPY);
+    if (!options.capabilities.empty()) so.capabilities(symbols(options.capabilities));
+    op.link = conn.open_receiver(
+        op.address, proton::receiver_options().credit_window(0).auto_accept(false).source(so));
+    grant(op);
+  }
+
+  // Credit for the next messages, then a drain: the peer sends what it has and returns the
+  // rest of the credit, so the end of the queue is known without waiting for a timeout.
+  void grant(BrowseOp& op) {
+    const std::size_t want = op.max == 0
+                                 ? kBrowseChunk
+                                 : std::min<std::size_t>(op.max - op.messages.size(), kBrowseChunk);
+    op.granted += want;
+    op.link.add_credit(static_cast<std::uint32_t>(want));
+    op.link.drain();
+  }
+
+  std::shared_ptr<BrowseOp> browse_of(const proton::receiver& r) {
+    for (const auto& op : browses) {
+      if (op->link == r) return op;
     }
-    const auto it = receivers.find(address);
-    if (owed > 0 && it != receivers.end() && it->second.active()) it->second.add_credit(owed);
+    return nullptr;
+  }
+
+  void finish_browse(const std::shared_ptr<BrowseOp>& op) {
+    op->link.close();
+    op->done.set_value(std::move(op->messages));
+    std::erase(browses, op);
+  }
+
+  template <class E>
+  void fail_browses(const E& error) {
+    for (const auto& op : browses)
+      op->done.set_exception(std::make_exception_ptr(error));
+    browses.clear();
+  }
+
+  void on_receiver_drain_finish(proton::receiver& r) override {
+    // A receiver's drain (explicit credit) ends: its credit is recomputed.
+    for (const auto& [address, receiver] : receivers) {
+      if (receiver == r) return reconcile_credit(address);
+    }
+    const std::shared_ptr<BrowseOp> op = browse_of(r);
+    if (!op) return;
+    // Less than granted arrived: the queue has no more; all of it arrived: ask again.
+    if (op->messages.size() < op->granted || (op->max != 0 && op->messages.size() >= op->max))
+      return finish_browse(op);
+    grant(*op);
   }
 
   // Explicit credit (prefetch 0, ASB-5): gives the receiver of `address` one credit per waiting
@@ -609,6 +759,9 @@ struct Client::Impl final : proton::messaging_handler {
     {
       const std::lock_guard lock(mutex);
       work_queue = nullptr;
+      drain_pending = false;  // what is queued is drained when the next connection opens
+      drain_scheduled = false;
+      live_connection = 0;
       // Unsettled deliveries of the dead connection are redelivered by the peer.
       for (auto& [address, inbox] : inboxes) {
         inbox.queue.clear();
@@ -619,6 +772,7 @@ struct Client::Impl final : proton::messaging_handler {
       cv.notify_all();
     }
     fail_in_flight();
+    fail_browses(TransportError("AMQP 1.0: the connection was lost during a browse"));
     for (auto& [address, link] : senders)
       link.sender = proton::sender();
     receivers.clear();
@@ -785,6 +939,7 @@ struct Client::Impl final : proton::messaging_handler {
       const std::lock_guard lock(mutex);
       last_error.clear();
       credentials_refused = false;
+      live_connection = generation.load();
     }
     connected = true;
     backoff.reset();
@@ -854,6 +1009,12 @@ struct Client::Impl final : proton::messaging_handler {
     for (auto it = nodes.begin(); it != nodes.end(); ++it) {
       if (it->second->owns(r)) return node_failed(it, r.error().what());
     }
+    if (const std::shared_ptr<BrowseOp> op = browse_of(r)) {
+      op->done.set_exception(std::make_exception_ptr(
+          TransportError("AMQP 1.0: browsing " + op->address + " failed: " + r.error().what())));
+      std::erase(browses, op);
+      return;
+    }
     for (auto it = receivers.begin(); it != receivers.end(); ++it) {
       if (it->second == r) {
         {
@@ -881,12 +1042,6 @@ struct Client::Impl final : proton::messaging_handler {
         TransportError("AMQP 1.0: the link to " + name + " failed: " + why)));
   }
 
-  void on_receiver_drain_finish(proton::receiver& r) override {
-    for (const auto& [address, receiver] : receivers) {
-      if (receiver == r) return reconcile_credit(address);
-    }
-  }
-
   void on_tracker_accept(proton::tracker& t) override { settle_outcome(t, nullptr); }
   void on_tracker_reject(proton::tracker& t) override { settle_outcome(t, "rejected"); }
   void on_tracker_release(proton::tracker& t) override {
@@ -896,6 +1051,12 @@ struct Client::Impl final : proton::messaging_handler {
   void on_message(proton::delivery& d, proton::message& m) override {
     for (auto& [name, node] : nodes) {
       if (node->owns(d.receiver())) return node->on_message(m);
+    }
+    if (const std::shared_ptr<BrowseOp> op = browse_of(d.receiver())) {
+      op->messages.push_back(detail::from_proton(m));
+      d.release();  // a copy: nothing to take (released changes nothing were it not one)
+      if (op->max != 0 && op->messages.size() >= op->max) finish_browse(op);
+      return;
     }
     std::string address;
     for (const auto& [a, r] : receivers) {
@@ -924,8 +1085,7 @@ struct Client::Impl final : proton::messaging_handler {
     post_locked([this, address] { reconcile_credit(address); });
   }
 
-  std::optional<Delivery> receive(const std::shared_ptr<Impl>& self, const std::string& address,
-                                  milliseconds timeout) {
+  std::optional<Delivery> receive(const std::string& address, milliseconds timeout) {
     std::unique_lock lock(mutex);
     if (closed) throw ClosedError("AMQP 1.0 client closed");
     Inbox& inbox = inboxes[address];
@@ -967,15 +1127,15 @@ struct Client::Impl final : proton::messaging_handler {
     }
     Received r = std::move(inbox.queue.front());
     inbox.queue.pop_front();
+    // The credit goes back with the next drain, normally the one of this message's settle; the
+    // thread is woken for the credit alone once half the window is owed or nothing is buffered.
+    // (Explicit credit, prefetch 0, owes none: each receive grants its own.)
     if (options.prefetch > 0) {
       ++inbox.owed;
-      if (!inbox.top_up_posted) {
-        inbox.top_up_posted = true;
-        post_locked([this, address] { top_up(address); });
-      }
+      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
+        wake_locked();
     }
-    return Delivery(std::make_shared<Delivery::Settler>(Delivery::Settler{self}), r.id,
-                    r.connection, std::move(r.message));
+    return Delivery(settler, r.id, r.connection, std::move(r.message));
   }
 };
 
@@ -1017,17 +1177,8 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
   const std::shared_ptr<Client::Impl> impl = settler_ ? settler_->impl.lock() : nullptr;
   if (!impl) throw StaleDeliveryError("AMQP 1.0: the delivery's client is gone");
   settled_ = true;
-  try {
-    impl->call<void>(
-        [impl = impl.get(), id = id_, connection = connection_, outcome, failed, undeliverable_here,
-         condition, description, info] {
-          impl->settle(id, connection, outcome, failed, undeliverable_here, condition, description,
-                       info);
-        },
-        "settle");
-  } catch (const ClosedError&) {
-    throw StaleDeliveryError("AMQP 1.0: the client closed before the delivery was settled");
-  }
+  impl->hand_over(Client::Impl::SettleOp{id_, connection_, outcome, failed, undeliverable_here,
+                                         condition, description, info});
 }
 
 // ---- Client ----
@@ -1035,6 +1186,7 @@ void Delivery::settle(int outcome, bool failed, bool undeliverable_here,
 Client::Client(Options options) {
   validate(options);
   impl_ = std::make_shared<Impl>(std::move(options));
+  impl_->settler = std::make_shared<Delivery::Settler>(Delivery::Settler{impl_});
 }
 
 Client::~Client() {
@@ -1090,8 +1242,48 @@ void Client::send_batch(const std::string& address, const std::vector<Message>& 
   if (first) throw_error(*first);
 }
 
+std::vector<Message> Client::browse(const std::string& address, std::size_t max) {
+  auto op = std::make_shared<Impl::BrowseOp>();
+  op->address = address;
+  op->max = max;
+  std::future<std::vector<Message>> result = op->done.get_future();
+  impl_->post([impl = impl_.get(), op] { impl->start_browse(op); });
+  return impl_->await(result, "browsing " + address);
+}
+
 std::optional<Delivery> Client::receive(const std::string& address, milliseconds timeout) {
-  return impl_->receive(impl_, address, timeout);
+  return impl_->receive(address, timeout);
+}
+
+void Client::flush() {
+  {
+    std::unique_lock lock(impl_->mutex);
+    if (!impl_->started) return;
+    if (impl_->live_connection == 0) {
+      // No connection to give them to: what waits is stale as well (the peer redelivers it).
+      const std::uint64_t stale = std::exchange(impl_->stale_settles, 0) + impl_->settles.size();
+      impl_->settles.clear();
+      lock.unlock();
+      if (stale > 0) {
+        throw StaleDeliveryError("AMQP 1.0: " + std::to_string(stale) +
+                                 " settles found their connection gone; the peer redelivers "
+                                 "those messages");
+      }
+      return;
+    }
+  }
+  const std::uint64_t stale = impl_->call<std::uint64_t>(
+      [impl = impl_.get()] {
+        impl->drain();
+        const std::lock_guard lock(impl->mutex);
+        return std::exchange(impl->stale_settles, 0);
+      },
+      "flush");
+  if (stale > 0) {
+    throw StaleDeliveryError("AMQP 1.0: " + std::to_string(stale) +
+                             " settles found their connection gone; the peer redelivers those "
+                             "messages");
+  }
 }
 
 void Client::request(const std::string& node, const proton::message& request,

@@ -2,8 +2,10 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "message_codec.hpp"
 
+#include <proton/codec.h>
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
+#include <proton/codec/decoder.hpp>
 #include <proton/error.hpp>
 #include <proton/message_id.hpp>
 #include <proton/symbol.hpp>
@@ -11,7 +13,9 @@
 #include <proton/type_id.hpp>
 #include <proton/types.hpp>
 
+#include <string>
 #include <type_traits>
+#include <variant>
 
 namespace babelqueue::amqp10::detail {
 namespace {
@@ -62,6 +66,103 @@ Value from_scalar(const proton::scalar& s) {
   }
 }
 
+// The pn_data_t under a proton::value (its decoder's, which Proton C++ keeps protected).
+struct EncodedData : proton::codec::decoder {
+  explicit EncodedData(const proton::value& v) : decoder(v) {}
+  [[nodiscard]] pn_data_t* pn() const { return pn_object(); }
+};
+
+std::string bytes_of(pn_bytes_t b) {
+  return {b.start, b.size};
+}
+
+// The value under the cursor of `d` as a Value: the scalars Value holds, anything else (a
+// symbol, a timestamp, a uuid, a list, a map, a described value) as Other named by its type.
+Value value_at(pn_data_t* d) {
+  const pn_type_t type = pn_data_type(d);
+  switch (type) {
+    case PN_NULL:
+      return std::monostate{};
+    case PN_BOOL:
+      return pn_data_get_bool(d);
+    case PN_BYTE:
+      return pn_data_get_byte(d);
+    case PN_UBYTE:
+      return pn_data_get_ubyte(d);
+    case PN_SHORT:
+      return pn_data_get_short(d);
+    case PN_USHORT:
+      return pn_data_get_ushort(d);
+    case PN_INT:
+      return pn_data_get_int(d);
+    case PN_UINT:
+      return pn_data_get_uint(d);
+    case PN_LONG:
+      return pn_data_get_long(d);
+    case PN_ULONG:
+      return pn_data_get_ulong(d);
+    case PN_FLOAT:
+      return pn_data_get_float(d);
+    case PN_DOUBLE:
+      return pn_data_get_double(d);
+    case PN_STRING:
+      return bytes_of(pn_data_get_string(d));
+    case PN_BINARY:
+      return Binary{bytes_of(pn_data_get_binary(d))};
+    default:
+      // Proton C++'s type_id values are the C core's pn_type_t values.
+      return Other{proton::type_name(static_cast<proton::type_id>(type))};
+  }
+}
+
+// The entries of an encoded AMQP map (message annotations, application properties) into `out`,
+// read in one pass with the C core's cursor: Proton C++'s own route (proton::map, then
+// proton::get into a std::map of proton::value) makes a pn_data_t per value and decodes the map
+// up to three times, most of the layer's cost of a received message. Keys: strings and symbols
+// as they are, others rendered.
+// Reads the map `encoded` into `out`; with `times`, also the milliseconds of its timestamp values
+// (which `out` holds as Other).
+void read_map(const proton::value& encoded, std::map<std::string, Value>& out,
+              std::map<std::string, std::int64_t>* times = nullptr) {
+  if (encoded.empty()) return;
+  const EncodedData data(encoded);
+  pn_data_t* d = data.pn();
+  pn_data_rewind(d);
+  if (!pn_data_next(d) || pn_data_type(d) != PN_MAP) return;
+  const std::size_t n = pn_data_get_map(d);
+  pn_data_enter(d);
+  for (std::size_t i = 0; i + 1 < n; i += 2) {
+    if (!pn_data_next(d)) break;
+    std::string name;
+    switch (pn_data_type(d)) {
+      case PN_SYMBOL:
+        name = bytes_of(pn_data_get_symbol(d));
+        break;
+      case PN_STRING:
+        name = bytes_of(pn_data_get_string(d));
+        break;
+      default:
+        name = std::visit(
+            [](const auto& v) -> std::string {
+              using T = std::decay_t<decltype(v)>;
+              if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+                return std::to_string(v);
+              } else if constexpr (std::is_same_v<T, Other>) {
+                return v.type_name;
+              } else {
+                return "?";
+              }
+            },
+            value_at(d));
+    }
+    if (!pn_data_next(d)) break;
+    if (times != nullptr && pn_data_type(d) == PN_TIMESTAMP)
+      times->insert_or_assign(name, pn_data_get_timestamp(d));
+    out.insert_or_assign(std::move(name), value_at(d));
+  }
+  pn_data_exit(d);
+}
+
 }  // namespace
 
 proton::scalar to_scalar(const Value& v) {
@@ -109,6 +210,7 @@ proton::message to_proton(const Message& m) {
   out.durable(m.durable);
   if (m.message_id) out.id(*m.message_id);
   if (m.correlation_id) out.correlation_id(*m.correlation_id);
+  if (m.reply_to) out.reply_to(*m.reply_to);
   if (m.content_type) out.content_type(*m.content_type);
   if (m.subject) out.subject(*m.subject);
   if (m.creation_time_ms) out.creation_time(proton::timestamp(*m.creation_time_ms));
@@ -139,23 +241,14 @@ Message from_proton(const proton::message& m) {
   out.delivery_count = m.delivery_count();
   if (!m.id().empty()) out.message_id = text_of(m.id());
   if (!m.correlation_id().empty()) out.correlation_id = text_of(m.correlation_id());
+  out.reply_to = non_empty(m.reply_to());
   out.content_type = non_empty(m.content_type());
   out.subject = non_empty(m.subject());
   if (m.creation_time().milliseconds() != 0)
     out.creation_time_ms = m.creation_time().milliseconds();
-  std::map<proton::annotation_key, proton::value> annotations;
-  if (!m.message_annotations().empty()) proton::get(m.message_annotations().value(), annotations);
-  for (const auto& [key, value] : annotations) {
-    std::string name = key.type() == proton::SYMBOL ? std::string(proton::get<proton::symbol>(key))
-                                                    : proton::to_string(key);
-    if (value.type() == proton::TIMESTAMP)
-      out.annotation_times[name] = proton::get<proton::timestamp>(value).milliseconds();
-    out.annotations[std::move(name)] = from_value(value);
-  }
-  std::map<std::string, proton::scalar> properties;
-  if (!m.properties().empty()) proton::get(m.properties().value(), properties);
-  for (const auto& [key, value] : properties)
-    out.properties[key] = from_scalar(value);
+  // The maps' encoded values (proton::map::empty() would decode a map, value() encode it again).
+  read_map(m.message_annotations().value(), out.annotations, &out.annotation_times);
+  read_map(m.properties().value(), out.properties);
   return out;
 }
 

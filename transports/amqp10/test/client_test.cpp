@@ -196,6 +196,33 @@ TEST_F(Amqp10OnArtemis, SettleOutcomes) {
   EXPECT_EQ(raw_for(server()).message_count(queue()), 0);
 }
 
+// browse reads the queue head first without taking anything (a copy-mode receiver that drains
+// its credit: the end of the queue is the broker's answer), and settles hand over without waiting;
+// flush() returns once they went out.
+TEST_F(Amqp10OnArtemis, BrowseTakesNothingAndFlushSendsTheSettles) {
+  Client client(options_for(server()));
+  EXPECT_TRUE(client.browse(queue(), 0).empty());
+  for (int i = 0; i < 3; ++i)
+    client.send(queue(), text(numbered("m", i)));
+  const std::vector<Message> all = client.browse(queue(), 0);
+  ASSERT_EQ(all.size(), 3U);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(all[static_cast<std::size_t>(i)].body, numbered("m", i));
+  const std::vector<Message> two = client.browse(queue(), 2);
+  ASSERT_EQ(two.size(), 2U);
+  EXPECT_EQ(two[1].body, "m1");
+  EXPECT_EQ(raw_for(server()).message_count(queue()), 3);
+  for (const char* expected : {"m0", "m1", "m2"}) {
+    std::optional<Delivery> d = client.receive(queue(), kWait);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->message().body, expected);
+    EXPECT_EQ(d->message().delivery_count, 0U) << "the browse counted as a delivery";
+    d->accept();
+  }
+  client.flush();
+  EXPECT_TRUE(eventually([&] { return raw_for(server()).message_count(queue()) == 0; }, kWait));
+}
+
 TEST_F(Amqp10OnArtemis, SendsAreConcurrentAndEachWaitsForItsOutcome) {
   Client client(options_for(server()));
   std::vector<std::thread> senders;

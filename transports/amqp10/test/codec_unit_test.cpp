@@ -9,9 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <proton/annotation_key.hpp>
+#include <proton/codec/map.hpp>
 #include <proton/message.hpp>
+#include <proton/symbol.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,7 +116,14 @@ TEST(Amqp10Codec, ValuesOfOtherTypesAreNamedAndNotSendable) {
   m.properties().put("sym", proton::symbol("a-symbol"));
   m.properties().put("ts", proton::timestamp(1749132727000));
   m.properties().put("c", proton::scalar(wchar_t{'x'}));
+  // A compound annotation value is named by its type; a ulong key (the only other key type AMQP
+  // allows in annotations) is rendered.
+  m.message_annotations().put(proton::symbol("x-map"),
+                              proton::value(std::map<std::string, int>{{"a", 1}}));
+  m.message_annotations().put(proton::annotation_key(std::uint64_t{7}), proton::value(true));
   const Message got = detail::from_proton(m);
+  EXPECT_EQ(got.annotations.at("x-map"), Value(Other{"map"}));
+  EXPECT_EQ(got.annotations.at("7"), Value(true));
   EXPECT_EQ(got.properties.at("sym"), Value(Other{"symbol"}));
   EXPECT_EQ(got.properties.at("ts"), Value(Other{"timestamp"}));
   EXPECT_EQ(got.properties.at("c"), Value(Other{"char"}));

@@ -8,6 +8,8 @@
 #include <babelqueue/amqp10/client.hpp>
 #include <babelqueue/artemis/transport.hpp>
 #include <babelqueue/binding/artemis.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/json.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
 
 #include <algorithm>
@@ -23,6 +25,19 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSchemaVersionProperty = "bq_schema_version";
+
+// Artemis's management address: a request names the resource (`queue.<name>`) and an operation
+// of its control object in application properties; the reply goes to the request's reply-to
+// with `_AMQ_OperationSucceeded` and the result as a JSON array body ("[8]"), or the error text.
+constexpr std::string_view kManagementAddress = "activemq.management";
+constexpr std::string_view kResourceName = "_AMQ_ResourceName";
+constexpr std::string_view kOperationName = "_AMQ_OperationName";
+constexpr std::string_view kOperationSucceeded = "_AMQ_OperationSucceeded";
+// Artemis's error when the resource does not exist (AMQ229xxx "...not found" / no such queue):
+// a queue never created or auto-deleted once empty, counted as empty.
+constexpr std::string_view kNoSuchResource[] = {"not find", "not found", "does not exist"};
+// How often stats() reads the counts again when a settle landed between its requests.
+constexpr int kStatsRounds = 5;
 
 amqp10::Options layer_options(const Options& o) {
   if (o.max_wait < milliseconds::zero()) throw ConfigError("artemis options: max_wait is negative");
@@ -160,8 +175,74 @@ class ArtemisTransport::Impl {
     }
   }
 
+  // The value of the management operation `operation` (a count) of queue `queue`, nullopt when
+  // Artemis has no such queue. One request at a time; replies to earlier requests that timed out
+  // are skipped by their correlation-id.
+  std::optional<std::int64_t> queue_figure(const std::string& queue, const std::string& operation) {
+    const std::lock_guard lock(management_mu);
+    if (reply_queue.empty()) {
+      reply_queue = "babelqueue.management." + uuid_v4();
+      // Its receiver first (the layer attaches links in call order): Artemis creates the queue
+      // on that attach and drops a reply to an address without one.
+      (void)client.receive(reply_queue, milliseconds::zero());
+    }
+    const std::string id = reply_queue + "/" + std::to_string(++requests);
+    amqp10::Message request;
+    request.body = "[]";
+    request.body_kind = amqp10::BodyKind::StringValue;
+    request.durable = false;
+    request.message_id = id;
+    request.reply_to = reply_queue;
+    request.properties.emplace(std::string(kResourceName), "queue." + queue);
+    request.properties.emplace(std::string(kOperationName), operation);
+    client.send(std::string(kManagementAddress), request);
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+      std::optional<amqp10::Delivery> d =
+          left > milliseconds::zero() ? client.receive(reply_queue, left) : std::nullopt;
+      if (!d) {
+        throw TimeoutError("artemis: no reply from " + std::string(kManagementAddress) + " to " +
+                           operation + " of queue " + queue);
+      }
+      const amqp10::Message reply = d->message();
+      d->accept();
+      if (reply.correlation_id && *reply.correlation_id != id) continue;
+      return figure_of(reply, queue, operation);
+    }
+  }
+
+  static std::optional<std::int64_t> figure_of(const amqp10::Message& reply,
+                                               const std::string& queue,
+                                               const std::string& operation) {
+    const auto ok = reply.properties.find(std::string(kOperationSucceeded));
+    const bool succeeded = ok != reply.properties.end() &&
+                           std::holds_alternative<bool>(ok->second) && std::get<bool>(ok->second);
+    if (!succeeded) {
+      for (std::string_view missing : kNoSuchResource) {
+        if (reply.body.find(missing) != std::string::npos) return std::nullopt;
+      }
+      throw TransportError("artemis: " + operation + " of queue " + queue +
+                           " failed: " + reply.body);
+    }
+    const auto json = Json::try_parse(reply.body);
+    if (json && json->is_array() && json->size() == 1) {
+      if (const auto n = json->as_array().front().as_int64()) return *n;
+    }
+    throw TransportError("artemis: " + operation + " of queue " + queue +
+                         " answered no count: " + reply.body);
+  }
+
+  std::int64_t count(const std::string& queue, const std::string& operation) {
+    return queue_figure(queue, operation).value_or(0);
+  }
+
   Options options;
   amqp10::Client client;
+  std::mutex management_mu;
+  std::string reply_queue;
+  std::uint64_t requests = 0;
   Logger logger;
   spi::ClosedGuard guard{"artemis transport"};
 };
@@ -222,6 +303,74 @@ Status ArtemisTransport::ack(const ReceivedMessage& msg) {
 
 Status ArtemisTransport::rewind(const ReceivedMessage& msg) {
   return impl_->settle(msg, "rewind", [](amqp10::Delivery& d) { d.modify(true, false); });
+}
+
+Status ArtemisTransport::flush() {
+  if (impl_->guard.closed()) return impl_->guard.error("flush");
+  try {
+    impl_->client.flush();
+    return {};
+  } catch (const ClosedError&) {
+    return impl_->guard.error("flush");
+  } catch (const Error& e) {
+    return e;
+  }
+}
+
+Result<QueueStats> ArtemisTransport::stats(std::string_view queue,
+                                           std::string_view dead_letter_queue) {
+  if (impl_->guard.closed()) return impl_->guard.error("stats");
+  const std::string name(queue);
+  const std::string dlq =
+      dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
+  try {
+    // Artemis's message count includes the messages in delivery and the scheduled ones. Each
+    // figure is a request of its own, and the broker applies an accept a moment after it read
+    // it (a settle made just before may land between two requests): the delivering count is read
+    // before and after the others, and the reads are repeated until it held still.
+    std::int64_t delivering = impl_->count(name, "getDeliveringCount");
+    std::int64_t total = 0;
+    std::int64_t scheduled = 0;
+    for (int round = 0;; ++round) {
+      total = impl_->count(name, "getMessageCount");
+      scheduled = impl_->count(name, "getScheduledCount");
+      const std::int64_t after = impl_->count(name, "getDeliveringCount");
+      if (after == delivering || round == kStatsRounds) break;
+      delivering = after;
+    }
+    QueueStats s;
+    s.ready = std::max<std::int64_t>(0, total - delivering - scheduled);
+    s.in_flight = delivering;
+    s.delayed = scheduled;
+    s.consumers = impl_->count(name, "getConsumerCount");
+    s.dead_letter = impl_->count(dlq, "getMessageCount");
+    return s;
+  } catch (const ClosedError&) {
+    return impl_->guard.error("stats");
+  } catch (const Error& e) {
+    return e;
+  }
+}
+
+Result<std::vector<PeekedMessage>> ArtemisTransport::peek(std::string_view queue, std::size_t max) {
+  if (impl_->guard.closed()) return impl_->guard.error("peek");
+  try {
+    std::vector<PeekedMessage> out;
+    for (amqp10::Message& m : impl_->client.browse(std::string(queue), max)) {
+      PeekedMessage p;
+      p.body = std::move(m.body);
+      for (const auto& [key, value] : m.properties) {
+        if (auto text = binding::amqp10::header_text(value))
+          p.headers.emplace(key, std::move(*text));
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  } catch (const ClosedError&) {
+    return impl_->guard.error("peek");
+  } catch (const Error& e) {
+    return e;
+  }
 }
 
 void ArtemisTransport::close() {

@@ -4,12 +4,14 @@
 // The transport contract of the testing kit (babelqueue/testing/*_contract.hpp) for
 // ArtemisTransport on the shared Artemis broker, each test on a fresh queue. Artemis keeps
 // these promises: Transport and HeaderPublisher (riders as string application properties beside
-// the four bq_ properties of ART-4, OB-3). Not instantiated: the release and delay suites (no
-// Releaser, no DelayedPublisher), the dead-letter suite (no DeadLetterer: the App writes
-// `<q>.dlq`, ART-9) and the inspector suite (no Inspector yet).
+// the four bq_ properties of ART-4, OB-3), Inspector (counts through the management address,
+// in-flight = Artemis's delivering count, peek by a browser). Not instantiated: the release and
+// delay suites (no Releaser, no DelayedPublisher) and the dead-letter suite (no DeadLetterer:
+// the App writes `<q>.dlq`, ART-9).
 
 #include <babelqueue/artemis/transport.hpp>
 #include <babelqueue/testing/header_contract.hpp>
+#include <babelqueue/testing/inspector_contract.hpp>
 #include <babelqueue/testing/transport_contract.hpp>
 
 #include <memory>
@@ -41,5 +43,6 @@ struct ArtemisTraits {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Artemis, TransportContract, ArtemisTraits);
 INSTANTIATE_TYPED_TEST_SUITE_P(Artemis, HeaderContract, ArtemisTraits);
+INSTANTIATE_TYPED_TEST_SUITE_P(Artemis, InspectorContract, ArtemisTraits);
 
 }  // namespace babelqueue::testing

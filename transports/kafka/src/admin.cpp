@@ -215,8 +215,8 @@ Result<std::vector<PeekedMessage>> peek_topic(const Options& options, EventLogge
     if (end == ends.end()) continue;
     if (m->offset() + 1 >= end->second) ends.erase(end);
     PeekedMessage peeked;
-    peeked.body = record_value(*m);
-    peeked.headers = text_headers(WireHeaders(*m).view());
+    peeked.body = record_value(*m->c_ptr());
+    peeked.headers = text_headers(WireHeaders(*m->c_ptr()).view());
     out.push_back(std::move(peeked));
   }
   consumer.close();

@@ -46,23 +46,33 @@ Error map_error(RdKafka::ErrorCode code, std::string_view what, std::string_view
   return TransportError(text);
 }
 
-WireHeaders::WireHeaders(RdKafka::Message& message) {
+void MessageDestroy::operator()(rd_kafka_message_t* message) const noexcept {
+  rd_kafka_message_destroy(message);
+}
+
+WireHeaders::WireHeaders(rd_kafka_message_t& message) {
   // The C API detaches the list librdkafka parsed (no copy); the C++ Headers would copy each one.
   rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_detach_headers(message.c_ptr(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+  if (rd_kafka_message_detach_headers(&message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
       headers == nullptr) {
     return;
   }
   list_.reset(headers);
-  views_.reserve(rd_kafka_header_cnt(headers));
+  const std::size_t n = rd_kafka_header_cnt(headers);
+  if (n > kFew) more_.reserve(n);
   const char* name = nullptr;
   const void* value = nullptr;
   std::size_t size = 0;
   for (std::size_t i = 0;
        rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
        ++i) {
-    HeaderView& view = views_.emplace_back(HeaderView{.name = name, .value = std::nullopt});
+    HeaderView view{.name = name, .value = std::nullopt};
     if (value != nullptr) view.value.emplace(static_cast<const char*>(value), size);
+    if (n > kFew) {
+      more_.push_back(view);
+    } else if (count_ < kFew) {
+      few_[count_++] = view;
+    }
   }
 }
 
@@ -70,9 +80,9 @@ void WireHeaders::Destroy::operator()(rd_kafka_headers_t* headers) const noexcep
   rd_kafka_headers_destroy(headers);
 }
 
-std::string record_value(const RdKafka::Message& message) {
-  if (message.payload() == nullptr) return {};
-  return {static_cast<const char*>(message.payload()), message.len()};
+std::string record_value(const rd_kafka_message_t& message) {
+  if (message.payload == nullptr) return {};
+  return {static_cast<const char*>(message.payload), message.len};
 }
 
 void EventLogger::log(LogLevel level, std::string_view text) const {

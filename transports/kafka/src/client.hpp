@@ -8,6 +8,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ namespace babelqueue::kafka::detail {
 /// True for the codes that mean the configuration or the credentials cannot work (ConfigError).
 [[nodiscard]] bool is_permanent(RdKafka::ErrorCode code) noexcept;
 
+/// Destroys a message the C API's consumer poll returned.
+struct MessageDestroy {
+  void operator()(rd_kafka_message_t* message) const noexcept;
+};
+/// A consumed message, through the C API: the C++ `consume()` allocates a wrapper per record.
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDestroy>;
+
 /// The header list of a consumed record as on the wire (order, duplicates and null values),
 /// taken from the message (so it outlives it: a restore writes it back) and read in place.
 ///
@@ -33,20 +41,27 @@ class WireHeaders {
  public:
   WireHeaders() = default;
   /// Takes `message`'s headers (librdkafka parses them on first access); none when it has none.
-  explicit WireHeaders(RdKafka::Message& message);
+  explicit WireHeaders(rd_kafka_message_t& message);
 
-  [[nodiscard]] HeaderViews view() const noexcept { return views_; }
+  [[nodiscard]] HeaderViews view() const noexcept {
+    return more_.empty() ? HeaderViews(few_.data(), count_) : HeaderViews(more_);
+  }
 
  private:
   struct Destroy {
     void operator()(rd_kafka_headers_t* headers) const noexcept;
   };
+  // The views of a record with up to this many headers are kept inline (no allocation): the
+  // contract's six and a few riders.
+  static constexpr std::size_t kFew = 10;
   std::unique_ptr<rd_kafka_headers_t, Destroy> list_;
-  // Into list_'s entries, which never move.
-  std::vector<HeaderView> views_;
+  // Into list_'s entries, which never move: in few_ (count_ of them), else all in more_.
+  std::size_t count_ = 0;
+  std::array<HeaderView, kFew> few_{};
+  std::vector<HeaderView> more_;
 };
 /// The value bytes of a consumed record (a null value is empty).
-[[nodiscard]] std::string record_value(const RdKafka::Message& message);
+[[nodiscard]] std::string record_value(const rd_kafka_message_t& message);
 
 /// Routes librdkafka's log lines and error events to a Logger (levels by syslog severity),
 /// without the password.

@@ -71,15 +71,13 @@ Consumer::~Consumer() {
   close();
 }
 
-void Consumer::received(ReceivedMessage& msg, RdKafka::Message& message, std::uint64_t epoch) {
-  auto handle = std::make_unique<Handle>();
+void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch) {
+  auto handle = std::make_unique<Handle>(message);
   handle->consumer = weak_from_this();
-  handle->topic = topic_;
-  handle->partition = message.partition();
-  handle->offset = message.offset();
+  handle->partition = message.partition;
+  handle->offset = message.offset;
   handle->epoch = epoch;
-  handle->headers = WireHeaders(message);
-  handle->timestamp_ms = message.timestamp().timestamp;
+  handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
   Incoming in = incoming(record_value(message), handle->headers.view());
   handle->original_value = std::move(in.original_value);
@@ -89,9 +87,8 @@ void Consumer::received(ReceivedMessage& msg, RdKafka::Message& message, std::ui
   msg.headers = std::move(in.headers);
   msg.route = std::move(in.route);
   msg.decoded = std::move(in.decoded);
-  if (message.key_pointer() != nullptr) {
-    msg.key.emplace(static_cast<const char*>(message.key_pointer()), message.key_len());
-  }
+  if (message.key != nullptr)
+    msg.key.emplace(static_cast<const char*>(message.key), message.key_len);
   if (!msg.route.empty() && options_.on_schema_version_rejected) {
     try {
       options_.on_schema_version_rejected(in.rejected_version, queue_);
@@ -105,30 +102,31 @@ void Consumer::received(ReceivedMessage& msg, RdKafka::Message& message, std::ui
   msg.handle = HandleRef(std::move(handle));
 }
 
+MessagePtr Consumer::poll(int timeout_ms) {
+  return MessagePtr(rd_kafka_consumer_poll(consumer_->c_ptr(), timeout_ms));
+}
+
 Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
                                                      const std::function<void()>& between_slices) {
   std::lock_guard<std::mutex> pop(pop_mu_);
   if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
   if (!stashed_.empty()) {
-    std::unique_ptr<RdKafka::Message> message = std::move(stashed_.front());
+    MessagePtr message = std::move(stashed_.front());
     stashed_.pop_front();
     if (stashed_.empty()) set_paused(false);
     return take(std::move(message));
   }
-  {
-    // A record fetched already is taken without reading the clock or arming a timed wait (the
-    // common case while a backlog drains).
-    std::unique_ptr<RdKafka::Message> message(consumer_->consume(0));
-    if (message->err() != RdKafka::ERR__TIMED_OUT) return take(std::move(message));
-  }
+  // A record fetched already is taken without reading the clock or arming a timed wait (the
+  // common case while a backlog drains).
+  if (MessagePtr message = poll(0)) return take(std::move(message));
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const auto slice = std::clamp(left, std::chrono::milliseconds::zero(), kPopSlice);
-    std::unique_ptr<RdKafka::Message> message(consumer_->consume(static_cast<int>(slice.count())));
-    if (message->err() == RdKafka::ERR__TIMED_OUT) {
+    MessagePtr message = poll(static_cast<int>(slice.count()));
+    if (!message) {
       between_slices();
       if (slice < left) continue;
     }
@@ -139,8 +137,8 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
 void Consumer::serve() {
   std::unique_lock<std::mutex> pop(pop_mu_, std::try_to_lock);
   if (!pop.owns_lock() || stashed_.size() >= kMaxStashed || closed()) return;
-  std::unique_ptr<RdKafka::Message> message(consumer_->consume(0));
-  if (message->err() != RdKafka::ERR_NO_ERROR) return;  // events only; errors come again
+  MessagePtr message = poll(0);
+  if (!message || message->err != RD_KAFKA_RESP_ERR_NO_ERROR) return;  // errors come again
   stashed_.push_back(std::move(message));
   set_paused(true);
 }
@@ -162,13 +160,15 @@ std::size_t Consumer::outstanding() {
   return tracker_.outstanding_total();
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::take(std::unique_ptr<RdKafka::Message> message) {
-  switch (message->err()) {
+Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
+  const RdKafka::ErrorCode err =
+      message ? static_cast<RdKafka::ErrorCode>(message->err) : RdKafka::ERR__TIMED_OUT;
+  switch (err) {
     case RdKafka::ERR_NO_ERROR: {
       std::optional<std::uint64_t> epoch;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        epoch = tracker_.hand_out(message->partition(), message->offset());
+        epoch = tracker_.hand_out(message->partition, message->offset);
       }
       if (!epoch) return std::optional<ReceivedMessage>();
       Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>(std::in_place));
@@ -185,17 +185,18 @@ Result<std::optional<ReceivedMessage>> Consumer::take(std::unique_ptr<RdKafka::M
     case RdKafka::ERR__UNKNOWN_TOPIC:
       if (!unknown_topic_logged_) {
         unknown_topic_logged_ = true;
-        logger_.log(LogLevel::Warning, "kafka: topic " + spi::quoted(topic_) +
-                                           " does not exist (yet): " + message->errstr());
+        logger_.log(LogLevel::Warning,
+                    "kafka: topic " + spi::quoted(topic_) +
+                        " does not exist (yet): " + rd_kafka_message_errstr(message.get()));
       }
       return std::optional<ReceivedMessage>();
     default: {
       std::string reason;
-      RdKafka::ErrorCode code = message->err();
+      RdKafka::ErrorCode code = err;
       if (code == RdKafka::ERR__FATAL) code = consumer_->fatal_error(reason);
-      Error e =
-          map_error(code, "consume " + topic_, scrub(message->errstr(), options_.sasl_password));
-      if (message->err() == RdKafka::ERR__FATAL) return ConfigError(e.what());
+      Error e = map_error(code, "consume " + topic_,
+                          scrub(rd_kafka_message_errstr(message.get()), options_.sasl_password));
+      if (err == RdKafka::ERR__FATAL) return ConfigError(e.what());
       return e;
     }
   }
@@ -206,7 +207,7 @@ Status Consumer::ack(const Handle& handle) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!tracker_.settle(handle.partition, handle.offset, handle.epoch)) {
       return Error(ErrorCode::StaleDelivery,
-                   "kafka: ack of " + handle.topic + "[" + std::to_string(handle.partition) + "]@" +
+                   "kafka: ack of " + topic_ + "[" + std::to_string(handle.partition) + "]@" +
                        std::to_string(handle.offset) +
                        ": the partition was revoked or rewound since; it is delivered again");
     }

@@ -28,8 +28,10 @@ class Consumer;
 
 /// What a ReceivedMessage of this transport carries as its handle (KFK-8).
 struct Handle {
+  /// Takes `message`'s header list.
+  explicit Handle(rd_kafka_message_t& message) : headers(message) {}
+
   std::weak_ptr<Consumer> consumer;
-  std::string topic;
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   std::uint64_t epoch = 0;
@@ -112,7 +114,10 @@ class Consumer final : public RdKafka::RebalanceCb,
                         std::vector<RdKafka::TopicPartition*>& offsets) override;
 
  private:
-  Result<std::optional<ReceivedMessage>> take(std::unique_ptr<RdKafka::Message> message);
+  /// The next event or record within `timeout_ms`; null when none came.
+  MessagePtr poll(int timeout_ms);
+  /// A pop's outcome for what `poll` returned.
+  Result<std::optional<ReceivedMessage>> take(MessagePtr message);
   void set_paused(bool paused);
   Status commit(bool sync);
   void note_commit_error(const Error& error);
@@ -120,7 +125,7 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// close() has begun.
   bool closed();
   /// Fills `msg` (built in place by the caller: it is not moved on its way out).
-  void received(ReceivedMessage& msg, RdKafka::Message& message, std::uint64_t epoch);
+  void received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch);
 
   const Options& options_;
   std::string queue_;
@@ -131,7 +136,7 @@ class Consumer final : public RdKafka::RebalanceCb,
   // Held by pop and serve (the KafkaConsumer's consume side, one thread at a time); guards
   // stashed_.
   std::mutex pop_mu_;
-  std::deque<std::unique_ptr<RdKafka::Message>> stashed_;
+  std::deque<MessagePtr> stashed_;
 
   std::mutex mu_;
   std::condition_variable settled_;

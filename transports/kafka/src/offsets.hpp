@@ -61,7 +61,11 @@ class OffsetTracker {
     auto& outstanding = it->second.outstanding;
     const auto at = find(outstanding, offset);
     if (at == outstanding.end() || at->first != offset || at->second != epoch) return false;
-    outstanding.erase(at);
+    if (at == outstanding.begin()) {
+      outstanding.pop_front();  // the usual case: settled in order
+    } else {
+      outstanding.erase(at);
+    }
     return true;
   }
 

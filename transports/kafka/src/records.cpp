@@ -9,7 +9,11 @@
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/binding/kafka.hpp>
 
+#include <array>
+#include <cstddef>
+#include <span>
 #include <utility>
+#include <vector>
 
 namespace babelqueue::kafka::detail {
 
@@ -51,11 +55,37 @@ std::optional<std::string_view> first_header(HeaderViews headers, std::string_vi
   return std::nullopt;
 }
 
-Headers text_headers(HeaderViews headers) {
-  Headers out;
+namespace {
+
+// Writes to `out` (room for every header) the headers of `headers` that have a value, by name, in
+// their order among equal names (a stable insertion sort: a record has few headers); returns
+// their number.
+std::size_t sort_by_name(HeaderViews headers, std::span<const HeaderView*> out) {
+  std::size_t n = 0;
   for (const HeaderView& h : headers) {
-    if (h.value) out.try_emplace(std::string(h.name), *h.value);
+    if (!h.value) continue;
+    std::size_t at = n++;
+    for (; at > 0 && h.name < out[at - 1]->name; --at)
+      out[at] = out[at - 1];
+    out[at] = &h;
   }
+  return n;
+}
+
+}  // namespace
+
+Headers text_headers(HeaderViews headers) {
+  // By name first, so that each entry is appended to the flat map, none inserted in between.
+  constexpr std::size_t kFew = 16;
+  std::array<const HeaderView*, kFew> few{};
+  std::vector<const HeaderView*> many(headers.size() > kFew ? headers.size() : 0);
+  const std::span<const HeaderView*> sorted =
+      many.empty() ? std::span<const HeaderView*>(few) : std::span<const HeaderView*>(many);
+  const std::size_t n = sort_by_name(headers, sorted);
+  Headers out;
+  out.reserve(n);
+  for (const HeaderView* h : sorted.first(n))
+    out.try_emplace(h->name, *h->value);  // the first of equal names wins
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <babelqueue/kafka/transport.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/text.hpp>
 
 #include <algorithm>
 #include <map>
@@ -146,11 +147,12 @@ Error no_handle(std::string_view operation) {
                "kafka: " + std::string(operation) + " of a message this transport did not deliver");
 }
 
-Result<std::shared_ptr<Consumer>> owner(const detail::Handle& handle, std::string_view operation) {
+Result<std::shared_ptr<Consumer>> owner(const ReceivedMessage& msg, const detail::Handle& handle,
+                                        std::string_view operation) {
   std::shared_ptr<Consumer> c = handle.consumer.lock();
   if (!c) {
     return Error(ErrorCode::StaleDelivery, "kafka: " + std::string(operation) +
-                                               ": the consumer of " + handle.topic +
+                                               ": the consumer of queue " + spi::quoted(msg.queue) +
                                                " is closed; the record is delivered again");
   }
   return c;
@@ -235,7 +237,7 @@ Status KafkaTransport::ack(const ReceivedMessage& msg) {
   if (impl_->guard.closed()) return impl_->guard.error("ack");
   const detail::Handle* handle = detail::handle_of(msg);
   if (handle == nullptr) return no_handle("ack");
-  auto c = owner(*handle, "ack");
+  auto c = owner(msg, *handle, "ack");
   if (!c) return c.error();
   return (*c)->ack(*handle);
 }

@@ -26,8 +26,6 @@ using cli::test::CliRun;
 using cli::test::lines_of;
 using cli::test::run_cli;
 
-constexpr const char* kUrn = cli::test::kCliUrn;
-
 class KafkaCliTest : public SharedBrokerTest {
  protected:
   std::string publish(const std::vector<std::string>& extra = {}) {
@@ -80,16 +78,7 @@ TEST_F(KafkaCliTest, WorkDeadLettersAndDlqListLeavesItThere) {
   EXPECT_EQ(stat("dead_letter"), 1);
   EXPECT_EQ(records(queue(), 2).size(), 2U) << "the original and its retry";
 
-  const CliRun list = run_cli({"dlq", "list", "--url", url(), "--queue", queue()});
-  ASSERT_EQ(list.exit_code, 0) << list;
-  EXPECT_EQ(list.out, id + "\tfailed\t--exec command exited with status 3\n");
-
-  const CliRun json = run_cli({"dlq", "list", "--url", url(), "--dlq", queue() + ".dlq", "--json"});
-  ASSERT_EQ(json.exit_code, 0) << json;
-  ASSERT_EQ(lines_of(json.out).size(), 1U) << json;
-  const Envelope record = decode(lines_of(json.out)[0]);
-  ASSERT_TRUE(record.dead_letter().has_value());
-  EXPECT_EQ(record.dead_letter()->original_queue, queue());
+  cli::test::expect_dlq_lists_the_record(url(), queue(), id);
   EXPECT_EQ(raw().committed(group(), queue() + ".dlq", 0), -1) << "dlq list committed";
 }
 
@@ -97,18 +86,12 @@ TEST_F(KafkaCliTest, WorkDeadLettersAndDlqListLeavesItThere) {
 // commits the dead-letter record.
 TEST_F(KafkaCliTest, DlqRedriveMovesTheRecordBack) {
   const std::string id = cli::test::dead_lettered_via_cli(url(), queue());
-  const CliRun r = run_cli({"dlq", "redrive", "--url", url(), "--queue", queue()});
-  ASSERT_EQ(r.exit_code, 0) << r;
-  EXPECT_EQ(r.out, "redriven " + id + " " + kUrn + " " + queue() + ".dlq -> " + queue() + "\n" +
-                       "1 redriven, 0 kept in " + queue() + ".dlq\n");
+  cli::test::redrive_one_via_cli(url(), queue(), id);
   EXPECT_EQ(raw().committed(group(), queue() + ".dlq", 0), 1);
   EXPECT_EQ(stat("ready"), 1);
   const auto back = records(queue(), 3);
   ASSERT_EQ(back.size(), 3U);
-  const Envelope env = decode(back[2].value);
-  EXPECT_EQ(env.meta().id, id);
-  EXPECT_FALSE(env.dead_letter().has_value());
-  EXPECT_EQ(env.attempts(), 0);
+  cli::test::expect_redriven_copy(back[2].value, id);
 }
 
 // A bad option in the URL is a usage error (exit 2) naming it.

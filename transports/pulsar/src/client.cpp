@@ -33,6 +33,8 @@ namespace {
 
 // The protocol version we announce (21: the newest the codec's .proto knows).
 constexpr int kProtocolVersion = 21;
+// The first protocol version whose brokers answer an ACK carrying a request id (ACK_RESPONSE).
+constexpr int kAckReceiptVersion = 17;
 // Redirects a LOOKUP may follow before it fails.
 constexpr int kMaxRedirects = 8;
 
@@ -46,6 +48,14 @@ std::string id_text(const MessageId& id) {
   std::string text = std::to_string(id.ledger) + ":" + std::to_string(id.entry);
   if (id.batch_index >= 0) text += ":" + std::to_string(id.batch_index);
   return text;
+}
+
+pb::MessageIdData id_data(const MessageId& id) {
+  pb::MessageIdData data;
+  data.set_ledgerid(id.ledger);
+  data.set_entryid(id.entry);
+  if (id.partition >= 0) data.set_partition(id.partition);
+  return data;
 }
 
 pb::CommandSubscribe::SubType sub_type(SubscriptionType type) {
@@ -289,6 +299,10 @@ struct ClientState {
                                 pb::BaseCommand command = command_of(pb::BaseCommand::CONNECT);
                                 command.mutable_connect()->set_client_version("babelqueue-cpp");
                                 command.mutable_connect()->set_protocol_version(kProtocolVersion);
+                                if (!options.token.empty()) {
+                                  command.mutable_connect()->set_auth_method_name("token");
+                                  command.mutable_connect()->set_auth_data(options.token);
+                                }
                                 write(wire::encode_command(command));
                               });
         });
@@ -362,8 +376,7 @@ struct ClientState {
   // The connection `sock` is dead: fail what was in flight on it with `cause` (by default a
   // transient TransportError naming `reason`), reconnect when something (a producer, a consumer)
   // needs the connection.
-  void lost(const std::shared_ptr<tcp::socket>& sock, const std::string& reason,
-            std::exception_ptr cause = nullptr) {
+  void lost(const std::shared_ptr<tcp::socket>& sock, const std::string& reason) {
     if (sock != socket) return;
     boost::system::error_code ignored;
     sock->close(ignored);
@@ -373,9 +386,8 @@ struct ClientState {
     writes.clear();
     writing = false;
     const auto error = closed ? std::make_exception_ptr(ClosedError("pulsar: the client is closed"))
-                       : cause ? cause
-                               : std::make_exception_ptr(TransportError(
-                                     "pulsar: connection to " + address() + " lost: " + reason));
+                              : std::make_exception_ptr(TransportError(
+                                    "pulsar: connection to " + address() + " lost: " + reason));
     fail_all(error);
     if (closed) {
       if (draining) finish();
@@ -610,6 +622,19 @@ struct ClientState {
       recreate(consumer);
   }
 
+  // The broker answered CONNECT with ERROR (refused credentials, an unsupported version): the
+  // callers waiting for the connection get the broker's error (AuthenticationError is a
+  // ConfigError), then the connection is dropped as lost.
+  void refused(const pb::CommandError& error) {
+    const auto failure =
+        detail::broker_error(error.error(), "CONNECT to " + address(), error.message());
+    std::vector<Done> waiting;
+    waiting.swap(waiting_ready);
+    for (auto& done : waiting)
+      done(failure);
+    lost(socket, "CONNECT refused: " + error.message());
+  }
+
   // ---- frames ----
   void dispatch(const wire::Frame& frame) {
     const pb::BaseCommand& command = frame.command;
@@ -639,17 +664,30 @@ struct ClientState {
       case pb::BaseCommand::SUCCESS:
         answer(command.success().request_id(), &command, nullptr);
         break;
+      case pb::BaseCommand::AUTH_CHALLENGE: {
+        pb::BaseCommand response = command_of(pb::BaseCommand::AUTH_RESPONSE);
+        response.mutable_authresponse()->set_client_version("babelqueue-cpp");
+        response.mutable_authresponse()->set_protocol_version(kProtocolVersion);
+        response.mutable_authresponse()->mutable_response()->set_auth_method_name("token");
+        response.mutable_authresponse()->mutable_response()->set_auth_data(options.token);
+        write(wire::encode_command(response));
+        break;
+      }
       case pb::BaseCommand::ERROR:
         if (phase == Phase::Connecting) {
-          // CONNECT refused (AuthenticationError, UnsupportedVersionError, ...): the broker closes
-          // the connection next; what waits for it gets the broker's error, not "lost".
-          lost(socket, command.error().message(),
-               detail::broker_error(command.error().error(), "CONNECT to " + address(),
-                                    command.error().message()));
+          refused(command.error());
           break;
         }
         answer_error(command.error().request_id(), command.error().error(),
                      command.error().message());
+        break;
+      case pb::BaseCommand::ACK_RESPONSE:
+        if (command.ackresponse().has_error()) {
+          answer_error(command.ackresponse().request_id(), command.ackresponse().error(),
+                       command.ackresponse().message());
+        } else {
+          answer(command.ackresponse().request_id(), &command, nullptr);
+        }
         break;
       case pb::BaseCommand::SEND_RECEIPT:
         if (const auto p = producers.find(command.send_receipt().producer_id());
@@ -757,6 +795,17 @@ struct ClientState {
       flow(consumer, consumer.handed_out);
       consumer.handed_out = 0;
     }
+  }
+
+  // False for an entry of a batch whose other entries are not all acked yet (the batch is acked
+  // with its last entry); true for a message of its own and for a batch's last entry.
+  static bool last_of_batch(ConsumerState& consumer, const MessageId& id) {
+    if (id.batch_index < 0) return true;
+    const auto left = consumer.batch_left.find({id.ledger, id.entry});
+    if (left == consumer.batch_left.end()) return true;
+    if (--left->second > 0) return false;
+    consumer.batch_left.erase(left);
+    return true;
   }
 
   // ---- close ----
@@ -958,6 +1007,57 @@ std::shared_ptr<Consumer> Client::subscribe(const std::string& topic,
   return std::shared_ptr<Consumer>(new Consumer(state_, std::move(state), id, topic));
 }
 
+void Client::create_subscription(const std::string& topic, const std::string& subscription,
+                                 SubscriptionType type) {
+  ClientState& s = *state_;
+  const std::string what = "SUBSCRIBE " + topic + " (" + subscription + ", to create it)";
+  static_cast<void>(s.call<bool>(what, [&s, topic, subscription, type,
+                                        what](std::shared_ptr<Reply<Outcome<bool>>> promise) {
+    s.lookup(
+        topic, false, 0,
+        [&s, topic, subscription, type, what, promise](std::exception_ptr error, LookupResult) {
+          if (error) {
+            promise->set_exception(error);
+            return;
+          }
+          const std::uint64_t consumer_id = ++s.last_id;
+          const std::uint64_t id = ++s.last_id;
+          pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
+          pb::CommandSubscribe* subscribe = command.mutable_subscribe();
+          subscribe->set_topic(topic);
+          subscribe->set_subscription(subscription);
+          subscribe->set_subtype(sub_type(type));
+          subscribe->set_consumer_id(consumer_id);
+          subscribe->set_request_id(id);
+          subscribe->set_initialposition(pb::CommandSubscribe::Earliest);
+          s.request(id, command, what,
+                    [&s, consumer_id, what, promise](const pb::BaseCommand*, std::exception_ptr e) {
+                      if (e) {
+                        const Failure failure = failure_of(e);
+                        if (failure.what.find("ConsumerBusy") != std::string::npos) {
+                          promise->set_value(true);  // held by an Exclusive consumer: it exists
+                        } else {
+                          promise->set_exception(e);
+                        }
+                        return;
+                      }
+                      const std::uint64_t close_id = ++s.last_id;
+                      pb::BaseCommand close = command_of(pb::BaseCommand::CLOSE_CONSUMER);
+                      close.mutable_close_consumer()->set_consumer_id(consumer_id);
+                      close.mutable_close_consumer()->set_request_id(close_id);
+                      s.request(close_id, close, what + ": CLOSE_CONSUMER",
+                                [promise](const pb::BaseCommand*, std::exception_ptr closed) {
+                                  if (closed) {
+                                    promise->set_exception(closed);
+                                  } else {
+                                    promise->set_value(true);
+                                  }
+                                });
+                    });
+        });
+  }));
+}
+
 // ---- Producer ----
 
 std::future<SendResult> Producer::send_async(OutgoingMessage message) {
@@ -1048,6 +1148,65 @@ std::size_t Consumer::buffered() const {
   return state_->queue.size();
 }
 
+std::size_t Consumer::ack(const std::vector<Received>& messages, bool confirmed) {
+  if (messages.empty()) return 0;
+  ClientState& s = *client_;
+  const std::string what = "ACK of " + std::to_string(messages.size()) + " on " + topic_;
+  struct Entry {
+    MessageId id;
+    std::uint64_t connection;
+    std::uint64_t incarnation;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(messages.size());
+  for (const Received& message : messages)
+    entries.push_back(Entry{message.id, message.connection, message.incarnation});
+  return s.call<std::size_t>(what, [&s, id = id_, entries = std::move(entries), what, confirmed](
+                                       std::shared_ptr<Reply<Outcome<std::size_t>>> promise) {
+    const auto found = s.consumers.find(id);
+    if (s.closed || found == s.consumers.end()) {
+      promise->set_exception(std::make_exception_ptr(ClosedError("pulsar: " + what + ": closed")));
+      return;
+    }
+    ConsumerState& consumer = *found->second;
+    const bool live = consumer.ready && s.phase == ClientState::Phase::Ready;
+    std::size_t stale = 0;
+    pb::BaseCommand command = command_of(pb::BaseCommand::ACK);
+    command.mutable_ack()->set_consumer_id(id);
+    command.mutable_ack()->set_ack_type(pb::CommandAck::Individual);
+    for (const Entry& message : entries) {
+      if (!live || message.connection != s.generation.load() ||
+          message.incarnation != consumer.incarnation.load()) {
+        ++stale;
+        continue;
+      }
+      if (!s.last_of_batch(consumer, message.id)) continue;
+      *command.mutable_ack()->add_message_id() = id_data(message.id);
+    }
+    if (command.ack().message_id_size() == 0) {
+      promise->set_value(stale);
+      return;
+    }
+    if (!confirmed || s.protocol.load() < kAckReceiptVersion) {
+      s.write(wire::encode_command(command));
+      promise->set_value(stale);
+      return;
+    }
+    // With a request id the broker answers ACK_RESPONSE once it applied the acks: a flush
+    // returns when the broker has them.
+    const std::uint64_t request = ++s.last_id;
+    command.mutable_ack()->set_request_id(request);
+    s.request(request, command, what,
+              [promise, stale](const pb::BaseCommand*, std::exception_ptr e) {
+                if (e) {
+                  promise->set_exception(e);
+                } else {
+                  promise->set_value(stale);
+                }
+              });
+  });
+}
+
 void Consumer::settle(const Received& message, bool positive) {
   ClientState& s = *client_;
   const std::string what = std::string(positive ? "ACK" : "negative ACK") + " of " +
@@ -1067,18 +1226,11 @@ void Consumer::settle(const Received& message, bool positive) {
           "pulsar: " + what + ": its connection or consumer is gone; the broker redelivers it")));
       return;
     }
-    pb::MessageIdData entry;
-    entry.set_ledgerid(message.id.ledger);
-    entry.set_entryid(message.id.entry);
-    if (message.id.partition >= 0) entry.set_partition(message.id.partition);
+    const pb::MessageIdData entry = id_data(message.id);
     if (positive) {
-      if (message.id.batch_index >= 0) {
-        const auto left = consumer.batch_left.find({message.id.ledger, message.id.entry});
-        if (left != consumer.batch_left.end() && --left->second > 0) {
-          promise->set_value(true);  // the batch is acked with its last entry
-          return;
-        }
-        if (left != consumer.batch_left.end()) consumer.batch_left.erase(left);
+      if (!s.last_of_batch(consumer, message.id)) {
+        promise->set_value(true);  // the batch is acked with its last entry
+        return;
       }
       pb::BaseCommand command = command_of(pb::BaseCommand::ACK);
       command.mutable_ack()->set_consumer_id(id);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <babelqueue/errors.hpp>
+#include <babelqueue/pulsar/transport.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 /// @file
 /// The private asynchronous Pulsar client the transport will be built on (issue 13, D-10,
@@ -31,6 +33,9 @@ namespace babelqueue::pulsar {
 struct ClientOptions {
   /// The broker's service URL, pulsar://host:port.
   std::string service_url = "pulsar://127.0.0.1:6650";
+  /// Token authentication when not empty: CONNECT with auth method `token` and the token as its
+  /// data, also the answer to the broker's AUTH_CHALLENGE.
+  std::string token = {};
   /// Our PING interval; a peer silent for two intervals is dead.
   std::chrono::milliseconds keepalive{30'000};
   /// The longest a request (connect, lookup, producer, subscribe, send) waits for its answer.
@@ -71,7 +76,6 @@ struct Received {
   std::uint64_t incarnation = 0;
 };
 
-enum class SubscriptionType { Exclusive, Shared, Failover, KeyShared };
 enum class InitialPosition { Latest, Earliest };
 
 struct ConsumerOptions {
@@ -142,6 +146,13 @@ class Consumer {
   /// @throws StaleDeliveryError when `message` came on a connection or consumer incarnation that is
   /// gone (nothing is sent); ClosedError after close().
   void ack(const Received& message);
+  /// One ACK frame for every message of `messages` (a batch entry as ack()); the messages of a
+  /// connection or consumer incarnation that is gone are left out (the broker redelivers them).
+  /// With `confirmed`, waits for the broker's ACK_RESPONSE (protocol 17 and later: the broker
+  /// applied them); without, returns once the frame is queued. Returns how many were left out.
+  /// @throws ClosedError after close(), a transient TransportError when the connection is lost
+  /// before a confirmation.
+  std::size_t ack(const std::vector<Received>& messages, bool confirmed);
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
   /// it with redelivery_count + 1. StaleDeliveryError as ack().
   void negative_ack(const Received& message);
@@ -192,6 +203,14 @@ class Client {
   /// LOOKUP, SUBSCRIBE and FLOW of the prefetch window; re-subscribed after a reconnect or a
   /// CLOSE_CONSUMER of the broker.
   std::shared_ptr<Consumer> subscribe(const std::string& topic, const ConsumerOptions& options);
+
+  /// Makes sure the durable subscription `subscription` of `topic` exists (SUBSCRIBE from the
+  /// earliest message with no permits, then CLOSE_CONSUMER), so that what is published to the
+  /// topic is kept for it even before anyone consumes (a topic without subscriptions keeps
+  /// nothing beyond its retention). A subscription held by an Exclusive consumer exists already
+  /// (ConsumerBusy counts as done).
+  void create_subscription(const std::string& topic, const std::string& subscription,
+                           SubscriptionType type);
 
   /// Closes producers, consumers and the connection, stops the I/O thread and wakes blocked
   /// callers (ClosedError). Idempotent.

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <babelqueue/export.hpp>
+#include <babelqueue/headers.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +26,8 @@ namespace babelqueue::binding {
 /// Out-of-band headers ("riders", OB-3) passed to `publish_with_headers`. Every projection drops
 /// entries with an empty key or value and lets a contract entry win a key collision; a contract
 /// entry the body omits (OB-2) does not block a rider of that name. Riders are also carried for an
-/// undecodable body (AMQP-15).
-using Riders = std::map<std::string, std::string>;
+/// undecodable body (AMQP-15). The same type as a message's `Headers` (sorted, unique keys).
+using Riders = Headers;
 
 // ---------------------------------------------------------------------------------------------
 // Contract values (OB-2)

@@ -59,8 +59,7 @@ BABELQUEUE_EXPORT bool register_transport(TransportFactory factory);
 BABELQUEUE_EXPORT std::vector<TransportFactory> registered_transports();
 
 /// A transport this source tree knows of, built into this build or not (from
-/// `babelqueue_add_transport`), or planned but not in the tree yet (from
-/// `babelqueue_planned_transport`), for the "how to get it" part of an unknown-scheme error.
+/// `babelqueue_add_transport`), for the "how to get it" part of an unknown-scheme error.
 struct KnownTransport {
   std::string component;
   std::vector<std::string> schemes;
@@ -70,8 +69,6 @@ struct KnownTransport {
   std::string debian_packages;
   /// True when this build has it.
   bool built = false;
-  /// True when this source tree does not have it yet (it cannot be built).
-  bool planned = false;
 };
 
 /// The transports of this source tree (generated at configure time).

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #pragma once
 
+#include <babelqueue/errors.hpp>
 #include <babelqueue/export.hpp>
 
 #include <chrono>
@@ -107,5 +108,22 @@ class BABELQUEUE_EXPORT QueryOptions {
   std::vector<std::string> known_;
   std::string context_;
 };
+
+/// Runs `parse()` (a transport's URL parser) and re-throws its ConfigError as
+/// "<transport> URL: <what>", a leading "URL " of the kit's own texts dropped, so that every
+/// error of a transport's `parse_url` names the transport once.
+template <class Parse>
+auto with_url_context(std::string_view transport, Parse&& parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const ConfigError& e) {
+    std::string_view what = e.what();
+    if (what.starts_with("URL ")) what.remove_prefix(4);
+    std::string text(transport);
+    text += " URL: ";
+    text += what;
+    throw ConfigError(text);
+  }
+}
 
 }  // namespace babelqueue::spi

@@ -24,7 +24,8 @@
 /// @file
 /// Testing kit: what the broker fault tests share (TRANSPORTS.md "nothing is lost"): a publisher
 /// that keeps publishing through a fault and remembers every meta.id whose publish returned ok,
-/// the set of ids the handlers ran for, and the text that names the lost ones.
+/// a worker that keeps consuming through it, the set of ids the handlers ran for, and the text
+/// that names the lost ones.
 
 namespace babelqueue::testing {
 
@@ -161,14 +162,13 @@ class ContinuousPublisher {
   std::thread thread_;
 };
 
-/// App::consume on a thread of its own with a handler for `urn` that records every meta.id in
-/// `handled`, until `stop()`, which stops the App, joins the thread, closes the transport and
-/// returns consume's status (a fault test's worker; the transport's fault tests may share it).
+/// `App::consume(queue)` on a thread of its own over `transport`, recording the meta.id of every
+/// message of `urn` it handles in `handled`, until `stop()` (which also closes the transport).
 ///
-/// Thread-safety: construct and stop from one thread.
+/// Thread-safety: `stop()` from one thread; `handled` is safe from any.
 class ConsumingWorker {
  public:
-  ConsumingWorker(std::shared_ptr<Transport> transport, std::string queue, std::string urn,
+  ConsumingWorker(std::shared_ptr<Transport> transport, std::string queue, const std::string& urn,
                   HandledIds& handled,
                   AppOptions options = {.poll_timeout = std::chrono::milliseconds(200),
                                         .concurrency = 2})
@@ -183,6 +183,7 @@ class ConsumingWorker {
   ConsumingWorker(const ConsumingWorker&) = delete;
   ConsumingWorker& operator=(const ConsumingWorker&) = delete;
 
+  /// Stops consuming and closes the transport; the consume loop's status.
   Status stop() {
     if (thread_.joinable()) {
       app_.stop();

@@ -2,6 +2,8 @@
 // Copyright (c) 2026 The babelqueue-cpp authors
 #include "artemis_server.hpp"
 
+#include <babelqueue/testing/tls_certificates.hpp>
+
 #include <babelqueue/testing/command.hpp>
 
 #include <arpa/inet.h>
@@ -27,6 +29,11 @@ using babelqueue::testing::BrokerProcess;
 using babelqueue::testing::write_file;
 using std::chrono::milliseconds;
 
+// Set by CMake: find_program()'s openssl (the TLS acceptor's certificates).
+constexpr std::string_view kConfiguredOpenssl = BABELQUEUE_OPENSSL;
+// The PKCS12 key store of the TLS acceptor (a throwaway certificate): its password.
+constexpr std::string_view kKeyStorePassword = "bq-test-keystore";
+
 // A fresh instance is ready in ~5 s on an idle 2-core machine (create included); much later when
 // the machine is shared.
 constexpr milliseconds kStartTimeout{60'000};
@@ -48,12 +55,40 @@ constexpr std::string_view kJvmOptions =
     "-Djava.awt.headless=true -Dlog4j2.disableJmx=true "
     "--add-opens java.base/jdk.internal.misc=ALL-UNNAMED";
 
-// The acceptors of broker.xml: one AMQP acceptor on loopback, its port a system property.
-constexpr std::string_view kAcceptors =
-    "<acceptors>\n"
-    "         <acceptor name=\"amqp\">tcp://127.0.0.1:${babelqueue.amqp.port}?protocols=AMQP;"
-    "amqpCredits=1000;amqpLowCredits=300;amqpDuplicateDetection=true</acceptor>\n"
-    "      </acceptors>";
+// The acceptors of broker.xml: one AMQP acceptor on loopback, its port a system property, and
+// (Config::tls) one for AMQP over TLS with the key store `tls_dir`/server.p12.
+std::string acceptors_xml(bool tls, const std::string& tls_dir) {
+  std::string xml =
+      "<acceptors>\n"
+      "         <acceptor name=\"amqp\">tcp://127.0.0.1:${babelqueue.amqp.port}?protocols=AMQP;"
+      "amqpCredits=1000;amqpLowCredits=300;amqpDuplicateDetection=true</acceptor>\n";
+  if (tls) {
+    xml +=
+        "         <acceptor name=\"amqps\">tcp://127.0.0.1:${babelqueue.amqps.port}?"
+        "protocols=AMQP;sslEnabled=true;keyStoreType=PKCS12;keyStorePath=" +
+        tls_dir + "/server.p12;keyStorePassword=" + std::string(kKeyStorePassword) +
+        "</acceptor>\n";
+  }
+  return xml + "      </acceptors>";
+}
+
+std::string tls_dir_of(const std::string& data_dir) {
+  return data_dir + "/tls";
+}
+
+// The CA, the server certificate and its PKCS12 key store for the TLS acceptor, into `dir`.
+void make_key_store(const std::string& dir) {
+  const std::optional<std::string> openssl =
+      babelqueue::testing::find_executable("openssl", kConfiguredOpenssl);
+  if (!openssl) throw std::runtime_error("openssl not found: the TLS acceptor needs it");
+  babelqueue::testing::make_test_certificates(*openssl, dir);
+  const babelqueue::testing::CommandResult exported = babelqueue::testing::run_command(
+      {*openssl, "pkcs12", "-export", "-in", dir + "/server.pem", "-inkey", dir + "/server.key",
+       "-name", "server", "-out", dir + "/server.p12", "-passout",
+       "pass:" + std::string(kKeyStorePassword)});
+  if (exported.exit_code != 0)
+    throw std::runtime_error("openssl pkcs12 -export failed: " + exported.output);
+}
 // Prepended to the catch-all address setting: no broker-side dead-lettering.
 constexpr std::string_view kCatchAll = "<address-setting match=\"#\">";
 constexpr std::string_view kNoBrokerDlq =
@@ -77,7 +112,8 @@ std::size_t count_of(const std::string& text, std::string_view needle) {
 }
 
 // `artemis create` of the instance in `instance` and its broker.xml edits; a no-op when made.
-void create_instance(const std::string& instance, bool anonymous) {
+void create_instance(const std::string& instance, bool anonymous, bool tls,
+                     const std::string& tls_dir) {
   const std::string broker_xml = instance + "/etc/broker.xml";
   if (!babelqueue::testing::read_file(broker_xml).empty()) return;
   std::vector<std::string> argv = {jvm().dir() + "/bin/artemis",
@@ -106,7 +142,8 @@ void create_instance(const std::string& instance, bool anonymous) {
   const std::regex acceptors("<acceptors>[\\s\\S]*?</acceptors>");
   if (!std::regex_search(xml, acceptors) || xml.find(kCatchAll) == std::string::npos)
     throw std::runtime_error("unexpected broker.xml from artemis create in " + broker_xml);
-  xml = std::regex_replace(xml, acceptors, std::string(kAcceptors),
+  if (tls) make_key_store(tls_dir);
+  xml = std::regex_replace(xml, acceptors, acceptors_xml(tls, tls_dir),
                            std::regex_constants::format_first_only);
   xml.insert(xml.find(kCatchAll) + kCatchAll.size(), kNoBrokerDlq);
   write_file(broker_xml, xml);
@@ -153,13 +190,16 @@ ArtemisServer::ArtemisServer(Config config) : config_(config) {
   spec.name = "artemis";
   spec.launch = [this, started_before](const BrokerProcess& p) {
     const std::string instance = p.dir() + "/instance";
-    create_instance(instance, config_.anonymous);
+    create_instance(instance, config_.anonymous, config_.tls, tls_dir_of(p.dir()));
     *started_before = count_of(babelqueue::testing::read_file(p.log_path()), kStartedMarker);
     return BrokerProcess::Launch{
         {instance + "/bin/artemis", "run"},
         {{"JAVACMD", jvm().java()},
          {"JAVA_ARGS", std::string(kJvmOptions)},
-         {"JAVA_ARGS_APPEND", "-Dbabelqueue.amqp.port=" + std::to_string(p.port())}}};
+         {"JAVA_ARGS_APPEND",
+          "-Dbabelqueue.amqp.port=" + std::to_string(p.port(0)) +
+              (config_.tls ? " -Dbabelqueue.amqps.port=" + std::to_string(p.port(1))
+                           : std::string())}}};
   };
   spec.ready = [started_before](const BrokerProcess& p) {
     return count_of(babelqueue::testing::read_file(p.log_path()), kStartedMarker) >
@@ -167,6 +207,7 @@ ArtemisServer::ArtemisServer(Config config) : config_(config) {
            answers_sasl_header(p.port());
   };
   spec.port_taken_marker = std::string(kPortTaken);
+  spec.ports = config_.tls ? 2 : 1;
   spec.start_timeout = kStartTimeout;
   spec.probe_interval = kProbeInterval;
   spec.stop_grace = kStopGrace;
@@ -175,6 +216,21 @@ ArtemisServer::ArtemisServer(Config config) : config_(config) {
 
 std::string ArtemisServer::host_port() const {
   return "127.0.0.1:" + std::to_string(port());
+}
+
+int ArtemisServer::tls_port() const {
+  if (!config_.tls) throw std::logic_error("ArtemisServer: no TLS acceptor (Config::tls)");
+  return node().port(1);
+}
+
+std::string ArtemisServer::ca_file() const {
+  if (!config_.tls) throw std::logic_error("ArtemisServer: no TLS acceptor (Config::tls)");
+  return tls_dir_of(dir()) + "/ca.pem";
+}
+
+std::string ArtemisServer::wrong_ca_file() const {
+  if (!config_.tls) throw std::logic_error("ArtemisServer: no TLS acceptor (Config::tls)");
+  return tls_dir_of(dir()) + "/wrong-ca.pem";
 }
 
 ArtemisServer& shared_artemis_server() {

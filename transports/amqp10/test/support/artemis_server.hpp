@@ -47,6 +47,11 @@ class ArtemisServer : public babelqueue::testing::BrokerFixture {
   struct Config {
     // --allow-anonymous (SASL ANONYMOUS accepted) instead of --require-login.
     bool anonymous = false;
+    // A second acceptor on tls_port() that speaks AMQP over TLS, with a certificate for
+    // localhost / 127.0.0.1 signed by a CA made for this broker (ca_file(); the testing kit's
+    // make_test_certificates, turned into a PKCS12 key store); clients are not asked for
+    // certificates.
+    bool tls = false;
   };
 
   // Creates the instance, starts the broker and waits until it is ready (up to 60 s). Throws
@@ -60,6 +65,11 @@ class ArtemisServer : public babelqueue::testing::BrokerFixture {
   int port() const { return node().port(0); }
   // "127.0.0.1:PORT".
   std::string host_port() const;
+  // The TLS acceptor's port, the PEM of the CA that signed its certificate, and of a CA that
+  // signed nothing the broker uses. Throw std::logic_error without Config::tls.
+  int tls_port() const;
+  std::string ca_file() const;
+  std::string wrong_ca_file() const;
   // The user and password of the instance (SASL PLAIN).
   static constexpr std::string_view kUser = "bq-test";
   static constexpr std::string_view kPassword = "bq-test-secret";

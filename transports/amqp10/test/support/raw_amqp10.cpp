@@ -155,10 +155,21 @@ class OneShot : public proton::messaging_handler {
       const std::lock_guard lock(mutex_);
       work_queue_ = nullptr;
     }
+    if (!done_ && ended_by_close()) done_ = true;
     if (!done_) fail("connection closed: " + c.error().what());
     c.container().stop();
   }
-  void on_error(const proton::error_condition& e) override { fail(e.what()); }
+  void on_error(const proton::error_condition& e) override {
+    if (!done_ && ended_by_close()) {
+      done_ = true;
+      connection_.container().stop();
+      return;
+    }
+    fail(e.what());
+  }
+  // True when the peer closing the connection (or the transport failing) ends the job as done:
+  // a management operation that closes the caller's own connection among others.
+  virtual bool ended_by_close() const { return false; }
   void on_timeout() {
     if (!done_) timeout_reached();
   }
@@ -247,15 +258,24 @@ class Receive final : public OneShot {
   std::size_t n_;
 };
 
-class MessageCount final : public OneShot {
+// One management operation: a request to activemq.management naming the resource and the
+// operation, the JSON array of its parameters as the body, the reply to a dynamic receiver.
+class Management final : public OneShot {
  public:
-  MessageCount(std::string url, proton::connection_options options, milliseconds timeout,
-               std::string queue)
-      : OneShot(std::move(url), std::move(options), timeout), queue_(std::move(queue)) {}
+  Management(std::string url, proton::connection_options options, milliseconds timeout,
+             std::string resource, std::string operation, std::string params,
+             bool closes_own_connection)
+      : OneShot(std::move(url), std::move(options), timeout),
+        resource_(std::move(resource)),
+        operation_(std::move(operation)),
+        params_(std::move(params)),
+        closes_own_connection_(closes_own_connection) {}
 
-  std::int64_t count = -1;
+  // The reply's body (a JSON array), empty when the operation closed the connection first.
+  std::string result;
 
  private:
+  bool ended_by_close() const override { return closes_own_connection_ && sent_; }
   void start(proton::connection& c) override {
     sender_ = c.open_sender(kManagement);
     c.open_receiver("", proton::receiver_options().source(proton::source_options().dynamic(true)));
@@ -271,29 +291,26 @@ class MessageCount final : public OneShot {
     proton::message request;
     request.to(kManagement);
     request.reply_to(reply_to_);
-    request.properties().put("_AMQ_ResourceName", "queue." + queue_);
-    request.properties().put("_AMQ_OperationName", "getMessageCount");
-    request.body(std::string("[]"));
+    request.properties().put("_AMQ_ResourceName", resource_);
+    request.properties().put("_AMQ_OperationName", operation_);
+    request.body(params_);
     sender_.send(request);
   }
   void on_message(proton::delivery&, proton::message& m) override {
-    // The reply body is a JSON array holding the count, e.g. "[8]"; an error is a string.
-    const std::string body = from_proton(m).body;
-    const std::map<std::string, std::string> props = from_proton(m).properties;
-    const auto succeeded = props.find("_AMQ_OperationSucceeded");
-    if (succeeded == props.end() || succeeded->second != "true" || body.size() < 3 ||
-        body.front() != '[' || body.back() != ']')
-      return fail("management request for queue " + queue_ + " failed: " + body);
-    try {
-      count = std::stoll(body.substr(1, body.size() - 2));
-    } catch (const std::exception&) {
-      return fail("management reply is not a count: " + body);
-    }
+    // The reply body is a JSON array holding the result, e.g. "[8]"; an error is a string.
+    const RawMessage reply = from_proton(m);
+    const auto succeeded = reply.properties.find("_AMQ_OperationSucceeded");
+    if (succeeded == reply.properties.end() || succeeded->second != "true")
+      return fail(operation_ + " of " + resource_ + " failed: " + reply.body);
+    result = reply.body;
     finish();
   }
   void on_tracker_reject(proton::tracker&) override { fail("management request rejected"); }
 
-  std::string queue_;
+  std::string resource_;
+  std::string operation_;
+  std::string params_;
+  bool closes_own_connection_;
   proton::sender sender_;
   std::string reply_to_;
   bool sent_ = false;
@@ -333,10 +350,24 @@ std::vector<RawMessage> RawAmqp10::receive(const std::string& address, std::size
   return std::move(job.messages);
 }
 
-std::int64_t RawAmqp10::message_count(const std::string& queue, milliseconds timeout) const {
-  MessageCount job(url_, options_for(user_, password_), timeout, queue);
+std::string RawAmqp10::management(const std::string& resource, const std::string& operation,
+                                  const std::string& params, bool closes_own_connection,
+                                  milliseconds timeout) const {
+  Management job(url_, options_for(user_, password_), timeout, resource, operation, params,
+                 closes_own_connection);
   job.run();
-  return job.count;
+  return job.result;
+}
+
+std::int64_t RawAmqp10::message_count(const std::string& queue, milliseconds timeout) const {
+  const std::string body = management("queue." + queue, "getMessageCount", "[]", false, timeout);
+  // A JSON array holding the count, e.g. "[8]".
+  try {
+    if (body.size() >= 3 && body.front() == '[' && body.back() == ']')
+      return std::stoll(body.substr(1, body.size() - 2));
+  } catch (const std::exception&) {
+  }
+  throw std::runtime_error("raw AMQP 1.0 client: management reply is not a count: " + body);
 }
 
 }  // namespace babelqueue::amqp10::test

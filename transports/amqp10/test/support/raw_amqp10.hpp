@@ -59,6 +59,14 @@ class RawAmqp10 {
   // operation getMessageCount) reports it. Throws std::runtime_error on failure.
   std::int64_t message_count(const std::string& queue,
                              std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // Invokes `operation` of the management resource `resource` ("broker", "queue.NAME") with
+  // the JSON array `params` through activemq.management; the reply's body (a JSON array). With
+  // `closes_own_connection` (an operation that closes this client's connection among others,
+  // e.g. the broker's closeConnectionsForAddress) the connection's end after the request counts
+  // as done and the result is empty. Throws std::runtime_error when the operation fails.
+  std::string management(const std::string& resource, const std::string& operation,
+                         const std::string& params = "[]", bool closes_own_connection = false,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
  private:
   std::string url_;

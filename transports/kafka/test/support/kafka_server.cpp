@@ -49,7 +49,7 @@ constexpr std::string_view kLaunchScript = R"(set -e
 java=$1 libs=$2 log_dir=$3 cluster_id=$4 properties=$5
 shift 5
 if [ ! -f "$log_dir/meta.properties" ]; then
-  "$java" "$@" -cp "$libs/*" kafka.tools.StorageTool format -t "$cluster_id" -c "$properties"
+  "$java" "$@" -cp "$libs/*" kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$properties"
 fi
 exec "$java" "$@" -cp "$libs/*" kafka.Kafka "$properties"
 )";

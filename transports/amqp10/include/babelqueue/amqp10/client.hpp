@@ -56,6 +56,8 @@ struct Message {
   /// creation-time.
   std::optional<std::string> message_id = {};
   std::optional<std::string> correlation_id = {};
+  /// properties.reply-to (a request's reply address, e.g. Artemis's management replies).
+  std::optional<std::string> reply_to = {};
   std::optional<std::string> content_type = {};
   std::optional<std::string> subject = {};
   std::optional<std::int64_t> creation_time_ms = {};
@@ -132,9 +134,12 @@ struct Options {
 
 class Client;
 
-/// A received message and the right to settle it, once. Settling marshals onto the container
-/// thread and returns when the disposition was handed to Proton. A Delivery dropped unsettled
-/// stays unsettled (the peer redelivers it when the link or connection ends).
+/// A received message and the right to settle it, once. Settling does not wait: it checks that
+/// the delivery's connection is still the open one (else StaleDeliveryError, nothing settled),
+/// hands the disposition to the container thread and returns; a settle the connection dies under
+/// before Proton sends it is dropped (the peer redelivers the message) and counted by
+/// Client::flush(). A Delivery dropped unsettled stays unsettled (the peer redelivers it when the
+/// link or connection ends).
 ///
 /// Thread-safety: one Delivery from one thread at a time; different ones from any threads.
 class Delivery {
@@ -223,6 +228,19 @@ class Client {
   /// connection or a link is lost first; ConfigError when CBS refused the node's audience;
   /// ClosedError after close().
   void request(const std::string& node, const proton::message& request, proton::message& reply);
+
+  /// Waits until every settle handed over so far was given to Proton (in order before anything
+  /// sent later on the connection). @throws StaleDeliveryError when settles were dropped since
+  /// the last flush because their connection died (the peer redelivers those messages);
+  /// TimeoutError after Options::timeout.
+  void flush();
+
+  /// Up to `max` (0: all) messages of `address`, head first, read by a receiver of their own with
+  /// distribution-mode `copy` (a browser: the messages stay where they are) and released; the
+  /// receiver drains its credit, so the end of the queue is the peer's answer, not a timeout.
+  /// @throws TransportError when the link or connection fails; TimeoutError after
+  /// Options::timeout; ClosedError after close().
+  std::vector<Message> browse(const std::string& address, std::size_t max);
 
   /// Detaches the links, closes the connection (waiting up to Options::timeout for the peer),
   /// stops the container thread and wakes blocked callers. Idempotent.

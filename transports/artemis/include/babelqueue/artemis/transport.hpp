@@ -93,6 +93,10 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 /// Inspector (not implemented yet: Artemis reports a queue's message count only through its
 /// management address).
 ///
+/// Flusher: `ack` and `rewind` do not wait for the layer's thread (they hand the disposition over
+/// and return); `flush()` waits until every one handed over went to Proton and reports the
+/// settles their connection died under (StaleDelivery: the broker redelivers those messages).
+///
 /// Errors: a settle of a delivery already settled, or of one whose connection is gone (the broker
 /// redelivers it), is ErrorCode::StaleDelivery. Refused credentials are a TransportError naming
 /// the broker's SASL outcome, never the password.
@@ -104,7 +108,9 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
                                                  public HeaderPublisher,
                                                  public BatchPublisher,
-                                                 public Rewinder {
+                                                 public Rewinder,
+                                                 public Flusher,
+                                                 public Inspector {
  public:
   /// Validates `options` (ConfigError on a bad value); no I/O: the connection is made by the
   /// first call that needs it.
@@ -134,6 +140,16 @@ class BABELQUEUE_EXPORT ArtemisTransport final : public Transport,
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
   /// Settles the delivery `modified{delivery-failed=true, undeliverable-here=false}` (ART-8).
   Status rewind(const ReceivedMessage& msg) override;
+  /// Waits until the settles handed over were given to Proton; StaleDelivery when some found
+  /// their connection gone since the last flush.
+  Status flush() override;
+  /// Counts through Artemis's management address (getMessageCount, getDeliveringCount,
+  /// getScheduledCount, getConsumerCount of `queue.<name>`; the dead-letter queue's
+  /// getMessageCount): ready = messages - delivering - scheduled, in_flight = delivering
+  /// (prefetched ones included), delayed = scheduled; a queue Artemis does not have counts 0.
+  Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
+  /// A browser (distribution-mode `copy`): the messages stay where they are.
+  Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
  private:
   class Impl;

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The babelqueue-cpp authors
+//
+// PulsarTransport and the App under faults on a real broker, counting every meta.id whose
+// publish returned ok (after its SEND_RECEIPT, D-9): a `babelqueue work` process killed with
+// SIGKILL while it holds a full window of flow permits (its unacknowledged messages go to the
+// subscription's next consumer); the broker killed with SIGKILL and restarted mid-run
+// (publishing and consuming resume through the client's reconnect, D-3). Duplicates are allowed
+// (at least once); a lost id fails.
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/testing/fault_kit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "transport_test.hpp"
+
+#ifdef BABELQUEUE_CLI
+#include "cli_process.hpp"
+#endif
+
+namespace babelqueue::pulsar::test {
+namespace {
+
+using namespace std::chrono_literals;
+using babelqueue::testing::describe_missing;
+using babelqueue::testing::eventually;
+using babelqueue::testing::HandledIds;
+
+constexpr char kUrn[] = "urn:babel:orders:created";
+// A broker restart (6-22 s here) plus the reconnect backoff, on a loaded machine.
+constexpr auto kRecover = 120s;
+
+// The kit's worker on a transport of its own (two handlers).
+class Worker : public babelqueue::testing::ConsumingWorker {
+ public:
+  Worker(std::shared_ptr<PulsarTransport> transport, std::string queue, HandledIds& handled)
+      : ConsumingWorker(std::move(transport), std::move(queue), kUrn, handled) {}
+};
+
+using PulsarFaultTest = SharedBrokerTest;
+
+// A `babelqueue work --prefetch 10` process handles two messages, then its handler hangs on the
+// third while the client holds the rest of its permit window; it is killed with SIGKILL. The
+// subscription's next consumer gets every message the dead one did not ack: each published id
+// is handled by one of the two.
+TEST_F(PulsarFaultTest, AWorkerKilledHoldingAFullPermitWindowLosesNothing) {
+#ifndef BABELQUEUE_CLI
+  GTEST_SKIP() << "the babelqueue tool is not built (BABELQUEUE_BUILD_TOOLS=OFF)";
+#else
+  constexpr int kMessages = 50;
+  std::set<std::string> published;
+  {
+    PulsarTransport t(url());
+    std::vector<std::string> bodies;
+    for (int i = 0; i < kMessages; ++i) {
+      Envelope env = make(kUrn, Json::object({{"i", i}}));
+      published.insert(std::string(env.meta().id));
+      bodies.push_back(encode(env));
+    }
+    ASSERT_TRUE(t.publish_batch(queue(), std::move(bodies)).ok());
+  }
+  const std::string mark = ::testing::TempDir() + "pulsar-fault-" + queue();
+  // Each body becomes one line of `mark`; the third handler never returns.
+  const std::string exec = "cat >> '" + mark + "'; echo >> '" + mark + "'; [ $(wc -l < '" + mark +
+                           "') -lt 3 ] || exec sleep 600";
+  cli::test::CliProcess worker(
+      {"work", "--url", url(), "--queue", queue(), "--prefetch", "10", "--exec", exec}, true);
+  const auto lines = [&] { return cli::test::lines_of(cli::test::read_file(mark)); };
+  ASSERT_TRUE(eventually([&] { return lines().size() >= 3; }, kRecover))
+      << "the worker never reached its third message; its stderr:\n"
+      << worker.err();
+  worker.kill_group();
+  const std::vector<std::string> killed = lines();
+  ASSERT_EQ(killed.size(), 3U);
+  const std::string held = std::string(decode(killed.back()).meta().id);
+
+  HandledIds handled;
+  for (const std::string& body : killed)
+    handled.add(std::string(decode(body).meta().id));
+  HandledIds next;
+  {
+    Worker w(transport(), queue(), next);
+    EXPECT_TRUE(eventually([&] { return next.contains(held); }, kRecover))
+        << "the held message was not redelivered";
+    EXPECT_TRUE(eventually(
+        [&] {
+          for (const std::string& id : published)
+            if (!handled.contains(id) && !next.contains(id)) return false;
+          return true;
+        },
+        kRecover));
+    EXPECT_TRUE(w.stop().ok());
+  }
+  for (const std::string& id : published) {
+    if (next.contains(id)) handled.add(id);
+  }
+  const auto missing = handled.missing(published);
+  EXPECT_TRUE(missing.empty()) << describe_missing(missing);
+  EXPECT_TRUE(nothing_left(queue()));
+  std::remove(mark.c_str());
+#endif
+}
+
+// D-3: the broker killed with SIGKILL and restarted while a publisher keeps publishing and two
+// workers keep consuming; publishing resumes and every id whose publish returned ok is handled.
+// A backlog published (pipelined batch) before the crash and consumed only after it is complete.
+TEST(PulsarBrokerFault, ABrokerKilledAndRestartedMidRunLosesNoMessage) {
+  BABELQUEUE_REQUIRE_PULSAR();
+  PulsarServer server;
+  const std::string url = url_of(server, "timeout=5000");
+  const std::string queue = babelqueue::testing::unique_queue_name();
+  HandledIds handled;
+  babelqueue::testing::ContinuousPublisher publisher(std::make_shared<PulsarTransport>(url), queue,
+                                                     kUrn);
+  Worker worker(std::make_shared<PulsarTransport>(url), queue, handled);
+  ASSERT_TRUE(publisher.wait_for_more(100, kRecover)) << server.log_tail();
+  ASSERT_TRUE(eventually([&] { return handled.distinct() >= 50; }, kRecover));
+
+  const std::string backlog = babelqueue::testing::unique_queue_name();
+  std::set<std::string> stored;
+  {
+    PulsarTransport t(url);
+    std::vector<std::string> bodies;
+    for (int i = 0; i < 200; ++i) {
+      Envelope env = make(kUrn, Json::object({{"i", i}}), {.queue = backlog});
+      stored.insert(std::string(env.meta().id));
+      bodies.push_back(encode(env));
+    }
+    ASSERT_TRUE(t.publish_batch(backlog, std::move(bodies)).ok());
+  }
+
+  server.kill();
+  server.restart();
+
+  HandledIds drained;
+  {
+    App app(std::make_shared<PulsarTransport>(url), {.poll_timeout = 2s});
+    app.handle(kUrn, [&drained](Context&, const Envelope& env) {
+      drained.add(std::string(env.meta().id));
+      return Status();
+    });
+    EXPECT_TRUE(app.drain(backlog, stored.size()).status.ok());
+  }
+  EXPECT_TRUE(drained.missing(stored).empty()) << describe_missing(drained.missing(stored));
+
+  ASSERT_TRUE(publisher.wait_for_more(100, kRecover))
+      << "publishing did not resume after the restart\n"
+      << server.log_tail();
+  const std::set<std::string> published = publisher.stop();
+  const bool all = eventually([&] { return handled.missing(published).empty(); }, kRecover);
+  EXPECT_TRUE(all) << describe_missing(handled.missing(published));
+  EXPECT_TRUE(worker.stop().ok());
+  std::cout << "[ figure ] " << published.size() << " ids published, " << publisher.failures()
+            << " publishes failed during the outage, " << handled.distinct()
+            << " distinct ids handled; restart " << server.started_in().count() << " ms\n";
+}
+
+}  // namespace
+}  // namespace babelqueue::pulsar::test
