@@ -142,6 +142,8 @@ class Entity {
     this.nextSequence = 1;
     this.messages = new Map(); // sequence -> stored message (active, locked or deferred)
     this.receivers = new Set(); // rhea sender links (the peer sends to the clients' receivers)
+    this.transferred = 0; // transfers to receivers so far (each one locked a message)
+    this.drains = 0; // drain requests answered so far
   }
 }
 
@@ -344,6 +346,7 @@ function dispatch(entity) {
     delivery.sbEntity = entity;
     delivery.sbStored = stored;
     delivery.sbLockToken = stored.lock.token;
+    entity.transferred += 1;
     trace(`sent ${entity.name} sequence ${stored.sequence} credit=${link.credit}`);
     sent = true;
   }
@@ -351,13 +354,22 @@ function dispatch(entity) {
     schedule(entity);
     return;
   }
+  if (holdDrains) return;
   for (const link of entity.receivers) {
     if (link.is_open() && link._draining && !nextActive(entity)) {
       trace(`drained ${link.sbAddress} credit=${link.credit}`);
+      if (link.credit > 0) entity.drains += 1;
       link.set_drained(true);
+      // rhea only marks the flow for the next write: have the connection write it now, or the
+      // answer waits for unrelated traffic (and the client's drain with it).
+      link.connection._register();
     }
   }
 }
+
+// Control `hold-drains on`: drain requests stay unanswered (messages are still sent against the
+// credit) until `hold-drains off`, so a test can make a message arrive during a client's drain.
+let holdDrains = false;
 
 // ---------------------------------------------------------------- SAS tokens and CBS
 
@@ -675,8 +687,16 @@ const BATCH_FORMAT = 0x80013700; // Microsoft's batched message format
 // ---------------------------------------------------------------- control channel
 
 function counts(entity) {
-  const receivers = [...entity.receivers].filter((link) => link.is_open()).length;
-  const result = { entity: entity.name, active: 0, locked: 0, deferred: 0, dead_lettered: 0, receivers };
+  const open = [...entity.receivers].filter((link) => link.is_open());
+  const result = {
+    entity: entity.name, active: 0, locked: 0, deferred: 0, dead_lettered: 0, receivers: open.length,
+    // The credit the receiver links hold now (what may still be transferred and locked), the
+    // links whose drain request is not answered yet, transfers and answered drains so far.
+    credit: open.reduce((sum, link) => sum + link.credit, 0),
+    draining: open.filter((link) => link._draining && link.credit > 0).length,
+    transferred: entity.transferred,
+    drains: entity.drains,
+  };
   for (const m of entity.messages.values()) result[m.state] += 1;
   const dlq = entities.get(`${entity.name.toLowerCase()}${DLQ_SUFFIX}`);
   result.dead_lettered = dlq ? dlq.messages.size : 0;
@@ -749,6 +769,11 @@ function control(line) {
     case 'refuse-next-put-token':
       refuseNextPutToken = true;
       return { ok: true };
+    case 'hold-drains':
+      if (argument !== 'on' && argument !== 'off') return { ok: false, error: 'hold-drains takes on or off' };
+      holdDrains = argument === 'on';
+      if (!holdDrains) for (const entity of entities.values()) schedule(entity);
+      return { ok: true };
     case 'enqueue': {
       const spec = JSON.parse(argument);
       const entity = entityFor(String(spec.entity || ''));
@@ -787,7 +812,7 @@ function control(line) {
       setImmediate(shutdown);
       return { ok: true };
     default:
-      return { ok: false, error: `unknown command ${command} (drop, refuse-next-put-token, enqueue JSON, counts ENTITY, inspect ENTITY, expire-locks ENTITY, quit)` };
+      return { ok: false, error: `unknown command ${command} (drop, refuse-next-put-token, hold-drains on|off, enqueue JSON, counts ENTITY, inspect ENTITY, expire-locks ENTITY, quit)` };
   }
 }
 

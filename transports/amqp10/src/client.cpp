@@ -170,7 +170,6 @@ void validate(const Options& o) {
   if (o.host.empty()) throw ConfigError("AMQP 1.0: no host");
   if (o.port <= 0 || o.port > 65535)
     throw ConfigError("AMQP 1.0: port " + std::to_string(o.port) + " is not 1-65535");
-  if (o.prefetch == 0) throw ConfigError("AMQP 1.0: prefetch must be at least 1");
   if (o.timeout <= milliseconds::zero()) throw ConfigError("AMQP 1.0: timeout must be positive");
   if (o.user.empty() && !o.password.empty())
     throw ConfigError("AMQP 1.0: a password without a user");
@@ -229,6 +228,17 @@ struct Client::Impl final : proton::messaging_handler {
     std::deque<Received> queue;
     std::uint32_t owed = 0;  // handed out since the last top-up
     bool opened = false;
+    // Explicit credit (prefetch 0, ASB-5): the receive calls waiting for a message, and the
+    // receiver's credit and drain state as the container thread last left them (it updates them
+    // under `mutex` together with the Proton calls, so a caller never sees a stale pair).
+    int waiting = 0;
+    int credit = 0;
+    bool draining = false;
+    bool credit_posted = false;
+    // Credit beyond what the waiting receives need (or a drain not finished yet).
+    [[nodiscard]] bool excess_credit() const {
+      return draining || credit > std::max(0, waiting - static_cast<int>(queue.size()));
+    }
   };
 
   explicit Impl(Options o)
@@ -536,8 +546,12 @@ struct Client::Impl final : proton::messaging_handler {
     // Before the attach frame goes out (it is written after this handler returns).
     if (options.receiver_settle_second)
       pn_link_set_rcv_settle_mode(LinkAccess::pn(r), PN_RCV_SECOND);
-    r.add_credit(options.prefetch);
     receivers[address] = r;
+    if (options.prefetch > 0) {
+      r.add_credit(options.prefetch);
+    } else {
+      reconcile_credit(address);
+    }
   }
 
   void enqueue_send(const std::shared_ptr<SendOp>& op) {
@@ -698,12 +712,46 @@ struct Client::Impl final : proton::messaging_handler {
   }
 
   void on_receiver_drain_finish(proton::receiver& r) override {
+    // A receiver's drain (explicit credit) ends: its credit is recomputed.
+    for (const auto& [address, receiver] : receivers) {
+      if (receiver == r) return reconcile_credit(address);
+    }
     const std::shared_ptr<BrowseOp> op = browse_of(r);
     if (!op) return;
     // Less than granted arrived: the queue has no more; all of it arrived: ask again.
     if (op->messages.size() < op->granted || (op->max != 0 && op->messages.size() >= op->max))
       return finish_browse(op);
     grant(*op);
+  }
+
+  // Explicit credit (prefetch 0, ASB-5): gives the receiver of `address` one credit per waiting
+  // receive (less the messages already here for them) and drains it when it holds more, so the
+  // peer transfers nothing while no receive waits. A drain in progress is left to finish first
+  // (on_receiver_drain_finish calls this again): Proton would keep credit added meanwhile until
+  // the next transfer, which a finished drain never brings.
+  void reconcile_credit(const std::string& address) {
+    const std::lock_guard lock(mutex);
+    Inbox& inbox = inboxes[address];
+    inbox.credit_posted = false;
+    const auto it = receivers.find(address);
+    if (it == receivers.end()) {
+      inbox.credit = 0;
+      inbox.draining = false;
+    } else {
+      proton::receiver& r = it->second;
+      if (!r.draining()) {
+        const int wanted = std::max(0, inbox.waiting - static_cast<int>(inbox.queue.size()));
+        const int credit = r.credit();
+        if (wanted > credit) {
+          r.add_credit(static_cast<std::uint32_t>(wanted - credit));
+        } else if (wanted < credit) {
+          r.drain();
+        }
+      }
+      inbox.credit = r.credit();
+      inbox.draining = r.draining();
+    }
+    cv.notify_all();
   }
 
   void lost_connection() {
@@ -718,7 +766,10 @@ struct Client::Impl final : proton::messaging_handler {
       for (auto& [address, inbox] : inboxes) {
         inbox.queue.clear();
         inbox.owed = 0;
+        inbox.credit = 0;
+        inbox.draining = false;
       }
+      cv.notify_all();
     }
     fail_in_flight();
     fail_browses(TransportError("AMQP 1.0: the connection was lost during a browse"));
@@ -969,7 +1020,11 @@ struct Client::Impl final : proton::messaging_handler {
         {
           // The next receive() of the address opens a new link.
           const std::lock_guard lock(mutex);
-          inboxes[it->first].opened = false;
+          Inbox& inbox = inboxes[it->first];
+          inbox.opened = false;
+          inbox.credit = 0;
+          inbox.draining = false;
+          cv.notify_all();
         }
         wanted_receivers.erase(it->first);
         receivers.erase(it);
@@ -1014,11 +1069,21 @@ struct Client::Impl final : proton::messaging_handler {
     const proton::binary tag = d.tag();
     message.delivery_tag.assign(tag.begin(), tag.end());
     const std::lock_guard lock(mutex);
-    inboxes[address].queue.push_back(Received{id, generation.load(), std::move(message)});
+    Inbox& inbox = inboxes[address];
+    inbox.queue.push_back(Received{id, generation.load(), std::move(message)});
+    inbox.credit = d.receiver().credit();
     cv.notify_all();
   }
 
   // ---- caller side ----
+
+  // Has reconcile_credit(address) run on the container thread (once for any number of calls
+  // before it runs: it reads the state then). Call with `mutex` held and the client open.
+  void post_reconcile_locked(const std::string& address, Inbox& inbox) {
+    if (inbox.credit_posted) return;
+    inbox.credit_posted = true;
+    post_locked([this, address] { reconcile_credit(address); });
+  }
 
   std::optional<Delivery> receive(const std::string& address, milliseconds timeout) {
     std::unique_lock lock(mutex);
@@ -1028,10 +1093,27 @@ struct Client::Impl final : proton::messaging_handler {
       inbox.opened = true;
       post_locked([this, address] { open_receiver(address); });
     }
+    // Explicit credit (prefetch 0): one credit for this wait, unless a message is here already.
+    const bool wants_credit = options.prefetch == 0 && inbox.queue.empty();
+    if (wants_credit) {
+      ++inbox.waiting;
+      post_reconcile_locked(address, inbox);
+    }
     cv.wait_for(lock, timeout, [&] {
       return closed || credentials_refused || !inbox.queue.empty() ||
              refused_receives.count(address) != 0;
     });
+    if (wants_credit) {
+      --inbox.waiting;
+      // Nothing came: take the credit back (drain) before returning, so nothing is transferred
+      // (locked, on Service Bus) while no receive waits; a message the peer sends before the
+      // drain ends is returned here. The drain waits for the peer at most Options::timeout.
+      if (!closed && inbox.queue.empty() && inbox.excess_credit()) {
+        post_reconcile_locked(address, inbox);
+        cv.wait_for(lock, options.timeout,
+                    [&] { return closed || !inbox.queue.empty() || !inbox.excess_credit(); });
+      }
+    }
     if (closed) throw ClosedError("AMQP 1.0 client closed");
     if (const auto refused = refused_receives.find(address); refused != refused_receives.end()) {
       const std::string why = refused->second;
@@ -1047,9 +1129,12 @@ struct Client::Impl final : proton::messaging_handler {
     inbox.queue.pop_front();
     // The credit goes back with the next drain, normally the one of this message's settle; the
     // thread is woken for the credit alone once half the window is owed or nothing is buffered.
-    ++inbox.owed;
-    if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
-      wake_locked();
+    // (Explicit credit, prefetch 0, owes none: each receive grants its own.)
+    if (options.prefetch > 0) {
+      ++inbox.owed;
+      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
+        wake_locked();
+    }
     return Delivery(settler, r.id, r.connection, std::move(r.message));
   }
 };

@@ -138,6 +138,26 @@ TEST_F(Amqp10OnArtemis, ReceiverCreditIsThePrefetchWindow) {
   EXPECT_EQ(client.receiver_credit(numbered("not-", 0)), -1);
 }
 
+// Prefetch 0 (explicit credit, ASB-5): no credit while no receive waits, one per waiting
+// receive, drained when it times out; another consumer gets what this one does not hold.
+TEST_F(Amqp10OnArtemis, ExplicitCreditHoldsNothingWhileNoReceiveWaits) {
+  const RawAmqp10 raw = raw_for(server());
+  Client client(options_for(server(), 0));
+  EXPECT_FALSE(client.receive(queue(), kShort).has_value());
+  EXPECT_FALSE(client.receive(queue(), kShort).has_value());
+  EXPECT_EQ(client.receiver_credit(queue()), 0) << "drained after the timed-out receive";
+  for (int i = 0; i < 3; ++i)
+    raw.send(queue(), RawMessage{.body = numbered("m", i)});
+  std::optional<Delivery> first = client.receive(queue(), kWait);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->message().body, "m0");
+  EXPECT_EQ(client.receiver_credit(queue()), 0);
+  EXPECT_EQ(raw.receive(queue(), 10, milliseconds(1'000)).size(), 2U) << "we held only one";
+  first->accept();
+  EXPECT_FALSE(client.receive(queue(), kShort).has_value());
+  EXPECT_EQ(client.receiver_credit(queue()), 0);
+}
+
 TEST_F(Amqp10OnArtemis, SettleOutcomes) {
   Client client(options_for(server()));
   client.send(queue(), text("x"));

@@ -41,6 +41,8 @@ constexpr int kStatsRounds = 5;
 
 amqp10::Options layer_options(const Options& o) {
   if (o.max_wait < milliseconds::zero()) throw ConfigError("artemis options: max_wait is negative");
+  // The layer's prefetch 0 is Service Bus's explicit credit (ASB-5); Artemis keeps a window.
+  if (o.prefetch == 0) throw ConfigError("artemis options: prefetch must be at least 1");
   amqp10::Options a;
   a.host = o.host;
   a.port = o.port;

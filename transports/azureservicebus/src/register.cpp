@@ -15,7 +15,8 @@ spi::TransportFactory factory() {
   f.schemes = {"sb"};
   f.summary = "Azure Service Bus over AMQP 1.0: CBS (SAS, Entra ID), PeekLock, lock renewal";
   f.flags = {
-      {"prefetch", "prefetch", "Service Bus: the receiver's credit per entity (default 1)"},
+      {"prefetch", "prefetch",
+       "Service Bus: the receiver's credit per entity (default 0: one per waiting pop)"},
       {"native-dead-letter", "native_dead_letter",
        "Service Bus: ADR-0037 hand-off, abandon (default) or dead_letter"},
   };

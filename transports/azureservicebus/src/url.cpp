@@ -168,7 +168,7 @@ Options parse(std::string_view url, Options o) {
     o.auth = *v == "cbs" ? Auth::Cbs : Auth::SaslPlain;
   if (const auto v = q.take_int("token_lifetime", 10, kMaxTokenSeconds))
     o.token_lifetime = std::chrono::seconds(*v);
-  if (const auto v = q.take_int("prefetch", 1, kMaxPrefetch))
+  if (const auto v = q.take_int("prefetch", 0, kMaxPrefetch))
     o.prefetch = static_cast<std::uint32_t>(*v);
   if (const auto v = q.take_bool("lock_renewal")) o.lock_renewal = *v;
   if (const auto v = q.take_int("max_lock_renewal", 0, kMaxMilliseconds))

@@ -62,7 +62,7 @@ TEST_F(ServiceBusCliTest, DeadLettersAreListedAndCounted) {
 }
 
 TEST_F(ServiceBusCliTest, ABadUrlOptionExitsTwoNamingItNeverTheKey) {
-  const CliRun r = run_cli({"publish", "--url", "sb://k:secret-key-9@127.0.0.1?tls=0&prefetch=0",
+  const CliRun r = run_cli({"publish", "--url", "sb://k:secret-key-9@127.0.0.1?tls=0&prefetch=-1",
                             "--queue", queue(), cli::test::kCliUrn, "{}"});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_NE(r.err.find("prefetch"), std::string::npos) << r;

@@ -38,9 +38,21 @@ struct ServiceBusTraits {
   static constexpr Promises promises = kServiceBusPromises;
 };
 
+// The same with the prefetch option (credit 10 per entity) instead of ASB-5's one per pop.
+struct ServiceBusPrefetchTraits {
+  static void set_up() { BABELQUEUE_REQUIRE_SERVICEBUS_PEER(); }
+  static std::unique_ptr<Transport> make() {
+    return std::make_unique<azureservicebus::ServiceBusTransport>(
+        azureservicebus::test::shared_peer().url("prefetch=10"));
+  }
+  static constexpr Promises promises = kServiceBusPromises;
+};
+
 }  // namespace
 
 INSTANTIATE_TYPED_TEST_SUITE_P(ServiceBus, TransportContract, ServiceBusTraits);
 INSTANTIATE_TYPED_TEST_SUITE_P(ServiceBus, HeaderContract, ServiceBusTraits);
+INSTANTIATE_TYPED_TEST_SUITE_P(ServiceBusPrefetch10, TransportContract, ServiceBusPrefetchTraits);
+INSTANTIATE_TYPED_TEST_SUITE_P(ServiceBusPrefetch10, HeaderContract, ServiceBusPrefetchTraits);
 
 }  // namespace babelqueue::testing

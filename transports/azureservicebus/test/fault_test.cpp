@@ -102,9 +102,12 @@ TEST(ServiceBusLocks, AHandlerSlowerThanTheLockKeepsIt) {
 
 // The App end to end: a handler that keeps failing ends in <queue>.dlq (OB-7, ASB-11) after its
 // attempts (retries republish); poison with dead-lettering off is handed to the broker (native
-// dead-letter, ADR-0037, ASB-10); a good message is handled once.
-TEST_F(Fault, TheAppEndToEndWithDeadLetters) {
-  auto t = transport("native_dead_letter=dead_letter");
+// dead-letter, ADR-0037, ASB-10); a good message is handled once. With no prefetch (ASB-5, the
+// default) and with the prefetch option.
+class AppEndToEnd : public PeerTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(AppEndToEnd, WithDeadLetters) {
+  auto t = transport(std::string("native_dead_letter=dead_letter&prefetch=") + GetParam());
   App producer(t);
   const std::string good = producer.publish(kUrn, Json::object({{"ok", true}}), {.queue = queue()});
   const std::string bad =
@@ -141,6 +144,8 @@ TEST_F(Fault, TheAppEndToEndWithDeadLetters) {
   EXPECT_EQ(count_becomes(queue(), "dead_lettered", 1), 1);
   EXPECT_EQ(peer().count(queue(), "active"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Prefetch, AppEndToEnd, ::testing::Values("0", "10"));
 
 }  // namespace
 }  // namespace babelqueue::azureservicebus::test

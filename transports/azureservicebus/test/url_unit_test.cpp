@@ -152,7 +152,7 @@ TEST(Url, ErrorsNameTheProblemNeverTheKey) {
   const std::string cases[][2] = {
       {"amqp://k:s3cr3t@ns/", "unsupported scheme"},
       {"sb://k:s3cr3t@ns/?bogus=1", "unknown option \"bogus\""},
-      {"sb://k:s3cr3t@ns/?prefetch=0", "prefetch"},
+      {"sb://k:s3cr3t@ns/?prefetch=100001", "prefetch"},
       {"sb://k:s3cr3t@ns/?tls=0", "plain TCP"},
       {"sb://k:s3cr3t@ns/?native_dead_letter=drop", "native_dead_letter"},
       {"sb://k:s3cr3t@ns/?auth=magic", "auth"},
@@ -164,6 +164,12 @@ TEST(Url, ErrorsNameTheProblemNeverTheKey) {
     EXPECT_NE(e.find(expect), std::string::npos) << e;
     EXPECT_EQ(e.find("s3cr3t"), std::string::npos) << e;
   }
+}
+
+TEST(Url, NoPrefetchByDefault) {
+  EXPECT_EQ(Options{}.prefetch, 0U) << "ASB-5: one credit per waiting pop";
+  EXPECT_EQ(parse_url("sb://k:v@ns.example/orders?prefetch=7").prefetch, 7U);
+  EXPECT_EQ(parse_url("sb://k:v@ns.example/orders?prefetch=0").prefetch, 0U);
 }
 
 TEST(Url, NoHostReadsTheEnvironmentsConnectionString) {

@@ -4,7 +4,7 @@
 
 // The scripted Service Bus peer (testing/peers/servicebus/peer.js) as a test fixture: started by
 // BrokerProcess on 127.0.0.1 and two free ports (AMQP, control), stopped by PID, with its control
-// channel (drop, refuse-next-put-token, enqueue, counts, expire-locks).
+// channel (drop, refuse-next-put-token, hold-drains, enqueue, counts, expire-locks).
 
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/broker_process.hpp>
@@ -35,7 +35,8 @@ class ServiceBusPeer {
 
   /// One control command, its JSON reply (a test failure when it is not ok).
   Json control(const std::string& line);
-  /// `counts ENTITY`: active, locked, deferred, dead_lettered, receivers.
+  /// `counts ENTITY`: active, locked, deferred, dead_lettered, receivers, credit (held by the
+  /// receiver links now), draining (links whose drain is unanswered), transferred, drains.
   std::int64_t count(const std::string& entity, const std::string& field);
 
   [[nodiscard]] const babelqueue::testing::BrokerProcess& process() const { return *process_; }

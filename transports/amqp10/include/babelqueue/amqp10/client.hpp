@@ -22,7 +22,8 @@
 /// One `Client` is one AMQP connection driven by one proton container thread of its own; every
 /// Proton call runs on that thread (public methods marshal their work onto it and wait). Sender
 /// and receiver links are opened per address on first use and cached. Receivers get credit equal
-/// to the prefetch window, topped up as messages are handed out. A lost connection is reopened
+/// to the prefetch window, topped up as messages are handed out, or with prefetch 0 one credit per
+/// waiting receive, drained when it times out (ASB-5). A lost connection is reopened
 /// with the kit's Backoff (100 ms doubling to 5 s), re-opening the receivers; the deliveries of the
 /// dead connection are never settled on the new one (StaleDeliveryError).
 
@@ -110,6 +111,9 @@ struct Options {
   std::string tls_peer_name = {};
   bool tls_verify_peer_name = true;
   /// The receiver's credit (prefetch window): how many messages may be on their way or waiting.
+  /// 0: explicit credit (Service Bus ASB-5): no credit while no receive() waits; each receive()
+  /// grants one for its wait and, when its timeout passes with nothing, drains the link (waiting
+  /// up to `timeout` for the peer's answer), so the peer transfers nothing while nobody waits.
   std::uint32_t prefetch = 100;
   /// Terminus capabilities of every link (Artemis: "queue" makes an address anycast, ART-3).
   std::vector<std::string> capabilities = {};
@@ -183,7 +187,7 @@ class Delivery {
 /// Thread-safety: every method may be called from any thread at once.
 class Client {
  public:
-  /// @throws ConfigError when the options cannot work (no host, a bad port, prefetch 0).
+  /// @throws ConfigError when the options cannot work (no host, a bad port, a timeout <= 0).
   explicit Client(Options options);
   /// close().
   ~Client();
@@ -206,7 +210,10 @@ class Client {
   void send_batch(const std::string& address, const std::vector<Message>& messages);
 
   /// The next message of `address` (its receiver link is opened on the first call and kept), or
-  /// nullopt when none arrived within `timeout`.
+  /// nullopt when none arrived within `timeout`. With Options::prefetch 0 the call grants the
+  /// peer one credit while it waits and drains it before returning nullopt; a message transferred
+  /// before the drain ends is returned (it may return up to Options::timeout late then), one that
+  /// arrives after a drain the peer did not answer in time is kept for the next call.
   /// @throws ClosedError after close() (also to a call blocked in it then); ConfigError when
   /// the peer refused the credentials on the last connection attempt (amqp:unauthorized-access;
   /// the client keeps reconnecting, so a later call may succeed).

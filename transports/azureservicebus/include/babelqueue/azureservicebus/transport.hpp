@@ -83,8 +83,11 @@ struct Options {
   Auth auth = Auth::Cbs;
   /// The lifetime of a minted SAS token; renewed at 90 % of it.
   std::chrono::seconds token_lifetime{3600};
-  /// The receiver's credit per entity: how many messages may be locked on their way to `pop`.
-  std::uint32_t prefetch = 1;
+  /// The receiver's credit per entity. 0 (ASB-5): no prefetch: a `pop` grants one credit while
+  /// it waits and drains the link when its wait ends with nothing, so no message is locked while
+  /// no `pop` waits. N > 0: up to N messages locked on their way to `pop` (faster; lock renewal
+  /// covers them once popped, not while they wait).
+  std::uint32_t prefetch = 0;
   /// Renew the lock of a message while its handler runs (com.microsoft:renew-lock on
   /// `<entity>/$management`, as the Azure SDKs' auto-lock-renewal), up to `max_lock_renewal`
   /// after `pop`. Beyond the spec's v1 (ASB-5, ASB-15).
@@ -116,7 +119,7 @@ BABELQUEUE_EXPORT Options parse_connection_string(std::string_view connection_st
 /// `base` (the userinfo, percent-decoded, is a shared access key; the path sets `entity`). A URL
 /// without a host reads the connection string from `AZURE_SERVICEBUS_CONNECTION_STRING`. Query
 /// options: `tls`, `verify`, `cafile`, `peer_name`, `auth` (cbs, sasl_plain), `token_lifetime`
-/// (seconds), `prefetch` (1..100000), `lock_renewal`, `max_lock_renewal`, `timeout`, `max_wait`
+/// (seconds), `prefetch` (0..100000), `lock_renewal`, `max_lock_renewal`, `timeout`, `max_wait`
 /// (milliseconds), `native_dead_letter` (abandon, dead_letter).
 /// @throws ConfigError starting "azureservicebus URL: "; never the key.
 BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
@@ -137,9 +140,10 @@ BABELQUEUE_EXPORT std::string sas_token(std::string_view resource_uri, std::stri
 /// service's `accepted`.
 ///
 /// Receive (ASB-5, ASB-6): one PeekLock receiver per entity (rcv-settle-mode second,
-/// `com.microsoft:receiver-name`), credit `prefetch`; `delivery_count` = header delivery-count +
-/// 1; `headers` = the application properties as text; `route` set when the typed gate on
-/// `bq-schema-version` rejects (ASB-9).
+/// `com.microsoft:receiver-name`), one credit per waiting `pop`, drained when it ends with
+/// nothing (`prefetch` 0, the default), or credit `prefetch`; `delivery_count` = header
+/// delivery-count + 1; `headers` = the application properties as text; `route` set when the typed
+/// gate on `bq-schema-version` rejects (ASB-9).
 ///
 /// Settlement: ack = complete (`accepted`, ASB-7), rewind = abandon
 /// (`modified{delivery-failed}`, ASB-8), hand_to_broker = abandon or native dead-letter
