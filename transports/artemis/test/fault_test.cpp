@@ -33,44 +33,13 @@ namespace babelqueue::artemis::test {
 namespace {
 
 using namespace std::chrono_literals;
+using babelqueue::testing::ConsumingWorker;
 using babelqueue::testing::describe_missing;
 using babelqueue::testing::HandledIds;
 
 constexpr char kUrn[] = "urn:babel:orders:created";
 // A broker restart (a few seconds) plus the reconnect backoff, on a loaded machine.
 constexpr auto kRecover = 90s;
-
-// App::consume on a thread of its own, recording every meta.id it handles, until stop().
-class Worker {
- public:
-  Worker(std::shared_ptr<ArtemisTransport> transport, std::string queue, HandledIds& handled)
-      : transport_(std::move(transport)),
-        app_(transport_, {.poll_timeout = 200ms, .concurrency = 2}) {
-    app_.handle(kUrn, [&handled](Context&, const Envelope& env) {
-      handled.add(std::string(env.meta().id));
-      return Status();
-    });
-    thread_ = std::thread([this, q = std::move(queue)] { status_ = app_.consume(q); });
-  }
-  ~Worker() { (void)stop(); }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  Status stop() {
-    if (thread_.joinable()) {
-      app_.stop();
-      thread_.join();
-      transport_->close();
-    }
-    return status_;
-  }
-
- private:
-  std::shared_ptr<ArtemisTransport> transport_;
-  App app_;
-  Status status_;
-  std::thread thread_;
-};
 
 TEST(ArtemisFault, ART11_ABrokerKilledAndRestartedMidRunLosesNoMessage) {
   BABELQUEUE_REQUIRE_ARTEMIS();
@@ -82,7 +51,7 @@ TEST(ArtemisFault, ART11_ABrokerKilledAndRestartedMidRunLosesNoMessage) {
   HandledIds handled;
   babelqueue::testing::ContinuousPublisher publisher(std::make_shared<ArtemisTransport>(url), queue,
                                                      kUrn);
-  Worker worker(std::make_shared<ArtemisTransport>(url), queue, handled);
+  ConsumingWorker worker(std::make_shared<ArtemisTransport>(url), queue, kUrn, handled);
   ASSERT_TRUE(publisher.wait_for_more(100, kRecover)) << server.log_tail();
   ASSERT_TRUE(babelqueue::testing::eventually([&] { return handled.distinct() >= 50; }, kRecover));
 
@@ -151,7 +120,7 @@ TEST(ArtemisFault, ART11_ConnectionsClosedByTheBrokerUnderLoadLoseNothing) {
   HandledIds handled;
   babelqueue::testing::ContinuousPublisher publisher(std::make_shared<ArtemisTransport>(url), queue,
                                                      kUrn);
-  Worker worker(std::make_shared<ArtemisTransport>(url), queue, handled);
+  ConsumingWorker worker(std::make_shared<ArtemisTransport>(url), queue, kUrn, handled);
   ASSERT_TRUE(publisher.wait_for_more(50, kRecover)) << server.log_tail();
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
