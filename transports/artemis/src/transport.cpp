@@ -6,6 +6,7 @@
 // (transports/amqp10), which owns the connection, the links, credit and reconnects.
 
 #include <babelqueue/amqp10/client.hpp>
+#include <babelqueue/amqp10/transport_kit.hpp>
 #include <babelqueue/artemis/transport.hpp>
 #include <babelqueue/binding/artemis.hpp>
 #include <babelqueue/codec.hpp>
@@ -58,14 +59,8 @@ amqp10::Options layer_options(const Options& o) {
   return a;
 }
 
-// One received delivery, shared by the copies of its ReceivedMessage (std::any copies).
-struct Held {
-  std::mutex mu;
-  std::optional<amqp10::Delivery> delivery;
-};
-
 struct Handle {
-  std::shared_ptr<Held> held;
+  std::shared_ptr<amqp10::HeldDelivery> held;
 };
 
 Error no_handle(std::string_view operation) {
@@ -132,7 +127,7 @@ class ArtemisTransport::Impl {
         version_rejected(gate.version, queue);
       }
     }
-    auto held = std::make_shared<Held>();
+    auto held = std::make_shared<amqp10::HeldDelivery>();
     held->delivery.emplace(std::move(delivery));
     m.handle = Handle{std::move(held)};
     return m;
@@ -157,22 +152,8 @@ class ArtemisTransport::Impl {
     if (guard.closed()) return guard.error(operation);
     const auto* handle = std::any_cast<Handle>(&msg.handle);
     if (handle == nullptr || !handle->held) return no_handle(operation);
-    const std::lock_guard lock(handle->held->mu);
-    if (!handle->held->delivery) {
-      return Error(ErrorCode::StaleDelivery, "artemis: " + std::string(operation) +
-                                                 " of a delivery of " + msg.queue +
-                                                 " that was settled already");
-    }
-    std::optional<amqp10::Delivery> delivery = std::move(handle->held->delivery);
-    handle->held->delivery.reset();
-    try {
-      how(*delivery);
-      return {};
-    } catch (const ClosedError&) {
-      return guard.error(operation);
-    } catch (const Error& e) {
-      return e;
-    }
+    return amqp10::settle_once(*handle->held, guard, "artemis", operation, msg.queue,
+                               std::forward<Settle>(how), [] {});
   }
 
   // The value of the management operation `operation` (a count) of queue `queue`, nullopt when
@@ -282,19 +263,9 @@ Status ArtemisTransport::publish_batch(std::string_view queue, std::vector<std::
 
 Result<std::optional<ReceivedMessage>> ArtemisTransport::pop(std::string_view queue,
                                                              std::chrono::milliseconds timeout) {
-  if (impl_->guard.closed()) return impl_->guard.error("pop");
-  const milliseconds cap = impl_->options.max_wait;
-  const milliseconds wait =
-      std::max(milliseconds::zero(), cap > milliseconds::zero() ? std::min(timeout, cap) : timeout);
-  try {
-    std::optional<amqp10::Delivery> d = impl_->client.receive(std::string(queue), wait);
-    if (!d) return std::optional<ReceivedMessage>();
-    return std::optional<ReceivedMessage>(impl_->received(queue, std::move(*d)));
-  } catch (const ClosedError&) {
-    return impl_->guard.error("pop");
-  } catch (const Error& e) {
-    return e;
-  }
+  return amqp10::pop_delivery(
+      impl_->client, impl_->guard, queue, timeout, impl_->options.max_wait,
+      [this, queue](amqp10::Delivery&& d) { return impl_->received(queue, std::move(d)); });
 }
 
 Status ArtemisTransport::ack(const ReceivedMessage& msg) {

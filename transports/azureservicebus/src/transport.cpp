@@ -9,6 +9,7 @@
 
 #include <babelqueue/amqp10/client.hpp>
 #include <babelqueue/amqp10/timer.hpp>
+#include <babelqueue/amqp10/transport_kit.hpp>
 #include <babelqueue/azureservicebus/transport.hpp>
 #include <babelqueue/binding/azureservicebus.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
@@ -157,9 +158,7 @@ std::string description_of(const proton::message& reply) {
 }
 
 // One received delivery, shared by the copies of its ReceivedMessage (std::any copies).
-struct Held {
-  std::mutex mu;
-  std::optional<amqp10::Delivery> delivery;
+struct Held : amqp10::HeldDelivery {
   std::string entity;
   std::optional<proton::uuid> lock;
   amqp10::Timer::Id renewal = 0;
@@ -329,26 +328,10 @@ class ServiceBusTransport::Impl {
     if (guard.closed()) return guard.error(operation);
     const auto* handle = std::any_cast<Handle>(&msg.handle);
     if (handle == nullptr || !handle->held) return no_handle(operation);
-    std::optional<amqp10::Delivery> delivery;
-    {
-      const std::lock_guard lock(handle->held->mu);
-      if (!handle->held->delivery) {
-        return Error(ErrorCode::StaleDelivery, "azureservicebus: " + std::string(operation) +
-                                                   " of a delivery of " + msg.queue +
-                                                   " that was settled already");
-      }
-      delivery = std::move(handle->held->delivery);
-      handle->held->delivery.reset();
-      renewals.cancel(handle->held->renewal);
-    }
-    try {
-      how(*delivery);
-      return {};
-    } catch (const ClosedError&) {
-      return guard.error(operation);
-    } catch (const Error& e) {
-      return e;
-    }
+    Held& held = *handle->held;
+    return amqp10::settle_once(held, guard, "azureservicebus", operation, msg.queue,
+                               std::forward<Settle>(how),
+                               [this, &held] { renewals.cancel(held.renewal); });
   }
 
   // ---- Inspector: $management peek (no lock) ----
@@ -475,18 +458,9 @@ Result<std::optional<ReceivedMessage>> ServiceBusTransport::pop(std::string_view
                                                                 milliseconds timeout) {
   if (impl_->guard.closed()) return impl_->guard.error("pop");
   if (Status s = impl_->check_entity(queue); !s.ok()) return s.error();
-  const milliseconds cap = impl_->options.max_wait;
-  const milliseconds wait =
-      std::max(milliseconds::zero(), cap > milliseconds::zero() ? std::min(timeout, cap) : timeout);
-  try {
-    std::optional<amqp10::Delivery> d = impl_->client.receive(std::string(queue), wait);
-    if (!d) return std::optional<ReceivedMessage>();
-    return std::optional<ReceivedMessage>(impl_->received(queue, std::move(*d)));
-  } catch (const ClosedError&) {
-    return impl_->guard.error("pop");
-  } catch (const Error& e) {
-    return e;
-  }
+  return amqp10::pop_delivery(
+      impl_->client, impl_->guard, queue, timeout, impl_->options.max_wait,
+      [this, queue](amqp10::Delivery&& d) { return impl_->received(queue, std::move(d)); });
 }
 
 Status ServiceBusTransport::ack(const ReceivedMessage& msg) {
