@@ -5,6 +5,11 @@
 #include <babelqueue/spi/backoff.hpp>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <algorithm>
 #include <array>
@@ -72,14 +77,30 @@ pb::CommandSubscribe::SubType sub_type(SubscriptionType type) {
   return pb::CommandSubscribe::Shared;
 }
 
-// The host and port of pulsar://host:port.
-std::pair<std::string, std::uint16_t> parse_service_url(const std::string& url) {
-  constexpr std::string_view scheme = "pulsar://";
-  if (url.rfind(scheme, 0) != 0) {
-    throw ConfigError("pulsar: service URL '" + url + "' is not pulsar://host:port" +
-                      (url.rfind("pulsar+ssl://", 0) == 0 ? " (TLS is not supported yet)" : ""));
+// A broker address: pulsar://host:port or pulsar+ssl://host:port.
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  bool tls = false;
+  [[nodiscard]] std::string key() const {
+    return (tls ? "pulsar+ssl://" : "pulsar://") + host + ":" + std::to_string(port);
   }
-  std::string rest = url.substr(scheme.size());
+};
+
+Endpoint parse_service_url(const std::string& url) {
+  constexpr std::string_view plain = "pulsar://";
+  constexpr std::string_view secure = "pulsar+ssl://";
+  Endpoint out;
+  std::string rest;
+  if (url.rfind(plain, 0) == 0) {
+    rest = url.substr(plain.size());
+  } else if (url.rfind(secure, 0) == 0) {
+    rest = url.substr(secure.size());
+    out.tls = true;
+  } else {
+    throw ConfigError("pulsar: service URL '" + url +
+                      "' is not pulsar://host:port or pulsar+ssl://host:port");
+  }
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
   const std::size_t colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0) {
@@ -92,7 +113,9 @@ std::pair<std::string, std::uint16_t> parse_service_url(const std::string& url) 
   if (error != std::errc() || end != last || port == 0 || port > 65535) {
     throw ConfigError("pulsar: service URL '" + url + "' has a bad port");
   }
-  return {rest.substr(0, colon), static_cast<std::uint16_t>(port)};
+  out.host = rest.substr(0, colon);
+  out.port = static_cast<std::uint16_t>(port);
+  return out;
 }
 
 // What the I/O thread hands a caller: a value or a Failure (never an exception_ptr).
@@ -144,6 +167,8 @@ T await_future(std::future<T>& future, std::chrono::milliseconds timeout, const 
 
 }  // namespace
 
+struct Connection;
+
 struct ProducerState {
   std::uint64_t id = 0;
   std::string topic;
@@ -152,6 +177,7 @@ struct ProducerState {
   bool creating = false;
   detail::PendingSends sends;
   spi::Backoff retry;
+  std::shared_ptr<Connection> connection;  // the broker serving the topic, after its lookup
 };
 
 struct ConsumerState {
@@ -164,35 +190,97 @@ struct ConsumerState {
   std::uint32_t handed_out = 0;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int32_t> batch_left;
   spi::Backoff retry;
-  // Shared with the callers' threads.
+  std::shared_ptr<Connection> connection;  // the broker serving the topic, after its lookup
+  // Shared with the callers' threads (written by the I/O thread).
   std::atomic<std::uint64_t> incarnation{0};
+  // The number of the connection it is subscribed on while ready; 0 while not.
+  std::atomic<std::uint64_t> serving{0};
   mutable std::mutex mu;
   std::condition_variable cv;
   std::deque<Received> queue;
   bool closed = false;
+
+  // A message that came on connection `number` to the consumer's `generation` (incarnation) can
+  // still be settled: both are the consumer's current ones, and its connection is up.
+  [[nodiscard]] bool current(std::uint64_t number, std::uint64_t generation) const {
+    return number != 0 && number == serving.load() && generation == incarnation.load();
+  }
 };
 
-struct ClientState {
-  using Done = std::function<void(std::exception_ptr)>;
-  using Answer = std::function<void(const pb::BaseCommand*, std::exception_ptr)>;
+using Stream = asio::ssl::stream<tcp::socket>;
+using Done = std::function<void(std::exception_ptr)>;
+using Answer = std::function<void(const pb::BaseCommand*, std::exception_ptr)>;
+
+// One connection to one broker address (the service URL's, or a broker a lookup named), its
+// requests, and the producers and consumers of the topics that broker serves. I/O thread only.
+struct Connection {
   struct Request {
     std::string context;
     Answer answer;
   };
+  enum class Phase { Idle, Connecting, Ready, Waiting };
 
-  explicit ClientState(ClientOptions opts) : options(std::move(opts)) {
-    std::tie(host, port) = parse_service_url(options.service_url);
+  Connection(asio::io_context& io, Endpoint where, spi::Backoff reconnect)
+      : endpoint(std::move(where)),
+        resolver(io),
+        keepalive_timer(io),
+        connect_timer(io),
+        reconnect_timer(io),
+        backoff(reconnect) {}
+
+  [[nodiscard]] std::string address() const {
+    return endpoint.host + ":" + std::to_string(endpoint.port);
+  }
+
+  Endpoint endpoint;
+  Phase phase = Phase::Idle;
+  bool draining = false;     // close() waits for its queued writes
+  std::uint64_t number = 0;  // ClientState::generation at its last CONNECTED
+  int protocol = 0;          // the version both sides speak since its last CONNECTED
+  std::shared_ptr<Stream> stream;
+  std::string tls_failure;  // why the certificate was refused, for the handshake's error
+  tcp::resolver resolver;
+  asio::steady_timer keepalive_timer;
+  asio::steady_timer connect_timer;
+  asio::steady_timer reconnect_timer;
+  wire::FrameReader reader;
+  std::array<char, 64 * 1024> buffer{};
+  std::deque<std::string> writes;
+  bool writing = false;
+  Clock::time_point last_heard;
+  std::map<std::uint64_t, Request> requests;
+  std::vector<Done> waiting_ready;
+  std::map<std::uint64_t, std::shared_ptr<ProducerState>> producers;
+  std::map<std::uint64_t, std::shared_ptr<ConsumerState>> consumers;
+  spi::Backoff backoff;
+};
+
+struct ClientState {
+  using Phase = Connection::Phase;
+
+  explicit ClientState(ClientOptions opts)
+      : options(std::move(opts)), service(parse_service_url(options.service_url)) {
     if (options.keepalive.count() <= 0 || options.operation_timeout.count() <= 0 ||
         options.reconnect_initial.count() <= 0) {
       throw ConfigError("pulsar: keepalive, operation_timeout and reconnect_initial must be > 0");
     }
-    backoff = spi::Backoff(options.reconnect_initial, options.reconnect_cap);
+    if (service.tls) configure_tls();
+    primary = connection_for(service);
   }
+  // Producers and consumers point at their connections and these back at them: the cycles are
+  // broken here (the I/O thread is gone: the last handle of the client is).
+  ~ClientState() {
+    for (auto& [key, c] : connections) {
+      c->producers.clear();
+      c->consumers.clear();
+    }
+  }
+  ClientState(const ClientState&) = delete;
+  ClientState& operator=(const ClientState&) = delete;
 
   ClientOptions options;
-  std::string host;
-  std::uint16_t port = 0;
-
+  Endpoint service;
+  asio::ssl::context tls{asio::ssl::context::tls_client};
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
@@ -201,28 +289,17 @@ struct ClientState {
   std::atomic<std::uint64_t> generation{0};
   std::atomic<int> protocol{0};
 
-  // ---- I/O thread only ----
-  enum class Phase { Idle, Connecting, Ready, Waiting };
-  Phase phase = Phase::Idle;
+  // ---- I/O thread only (and the constructor) ----
   bool closed = false;
-  bool draining = false;  // close() waits for the queued writes
   bool finished = false;
-  std::shared_ptr<tcp::socket> socket;
-  tcp::resolver resolver{io};
-  asio::steady_timer keepalive_timer{io};
-  asio::steady_timer connect_timer{io};
-  asio::steady_timer reconnect_timer{io};
-  wire::FrameReader reader;
-  std::array<char, 64 * 1024> buffer{};
-  std::deque<std::string> writes;
-  bool writing = false;
-  Clock::time_point last_heard;
+  int draining = 0;  // connections close() waits for
+  asio::steady_timer close_timer{io};
   std::uint64_t last_id = 0;
-  std::map<std::uint64_t, Request> requests;
-  std::vector<Done> waiting_ready;
+  // By endpoint key; never erased (a connection without producers or consumers stays idle).
+  std::map<std::string, std::shared_ptr<Connection>> connections;
+  std::shared_ptr<Connection> primary;  // the service URL's: lookups and metadata
   std::map<std::uint64_t, std::shared_ptr<ProducerState>> producers;
   std::map<std::uint64_t, std::shared_ptr<ConsumerState>> consumers;
-  spi::Backoff backoff;
 
   // Runs `work` on the I/O thread (starting it on first use); false after close().
   bool post(std::function<void()> fn) {
@@ -249,216 +326,317 @@ struct ClientState {
     return std::move(*outcome.value);
   }
 
-  std::string address() const { return host + ":" + std::to_string(port); }
+  void configure_tls() {
+    boost::system::error_code error;
+    if (options.tls_allow_insecure) {
+      tls.set_verify_mode(asio::ssl::verify_none);
+      return;
+    }
+    tls.set_verify_mode(asio::ssl::verify_peer);
+    if (options.tls_trust_certs_file.empty()) {
+      static_cast<void>(tls.set_default_verify_paths(error));
+      if (error) throw ConfigError("pulsar: TLS: the system's CA certificates: " + error.message());
+    } else {
+      static_cast<void>(tls.load_verify_file(options.tls_trust_certs_file, error));
+      if (error) {
+        throw ConfigError("pulsar: TLS CA file '" + options.tls_trust_certs_file +
+                          "': " + error.message());
+      }
+    }
+  }
+
+  // The connection to `where`, made (idle) on first use. A TLS client speaks TLS to every broker.
+  std::shared_ptr<Connection> connection_for(const Endpoint& where) {
+    std::shared_ptr<Connection>& c = connections[where.key()];
+    if (!c) {
+      c = std::make_shared<Connection>(
+          io, where, spi::Backoff(options.reconnect_initial, options.reconnect_cap));
+    }
+    return c;
+  }
 
   // ---- connection ----
-  void ensure_ready(Done done) {
+  void ensure_ready(Connection& c, Done done) {
     if (closed) {
       done(std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
       return;
     }
-    if (phase == Phase::Ready) {
+    if (c.phase == Phase::Ready) {
       done(nullptr);
       return;
     }
-    waiting_ready.push_back(std::move(done));
-    if (phase == Phase::Idle) connect();
+    c.waiting_ready.push_back(std::move(done));
+    if (c.phase == Phase::Idle) connect(c);
   }
 
-  void connect() {
-    phase = Phase::Connecting;
-    auto sock = std::make_shared<tcp::socket>(io);
-    socket = sock;
-    reader = wire::FrameReader();
-    writes.clear();
-    writing = false;
-    connect_timer.expires_after(options.operation_timeout);
-    connect_timer.async_wait([this, sock](boost::system::error_code error) {
+  void connect(Connection& c) {
+    c.phase = Phase::Connecting;
+    auto stream = std::make_shared<Stream>(io, tls);
+    c.stream = stream;
+    c.reader = wire::FrameReader();
+    c.writes.clear();
+    c.writing = false;
+    c.tls_failure.clear();
+    Connection* raw = &c;
+    c.connect_timer.expires_after(options.operation_timeout);
+    c.connect_timer.async_wait([this, raw, stream](boost::system::error_code error) {
       if (!error)
-        lost(sock,
+        lost(*raw, stream,
              "no CONNECTED within " + std::to_string(options.operation_timeout.count()) + " ms");
     });
-    resolver.async_resolve(
-        host, std::to_string(port),
-        [this, sock](boost::system::error_code error, const tcp::resolver::results_type& results) {
-          if (sock != socket) return;
+    c.resolver.async_resolve(
+        c.endpoint.host, std::to_string(c.endpoint.port),
+        [this, raw, stream](boost::system::error_code error,
+                            const tcp::resolver::results_type& results) {
+          if (stream != raw->stream) return;
           if (error) {
-            lost(sock, "resolve " + host + ": " + error.message());
+            lost(*raw, stream, "resolve " + raw->endpoint.host + ": " + error.message());
             return;
           }
-          asio::async_connect(*sock, results,
-                              [this, sock](boost::system::error_code err, const tcp::endpoint&) {
-                                if (sock != socket) return;
-                                if (err) {
-                                  lost(sock, "connect: " + err.message());
-                                  return;
-                                }
-                                boost::system::error_code ignored;
-                                sock->set_option(tcp::no_delay(true), ignored);
-                                read(sock);
-                                pb::BaseCommand command = command_of(pb::BaseCommand::CONNECT);
-                                command.mutable_connect()->set_client_version("babelqueue-cpp");
-                                command.mutable_connect()->set_protocol_version(kProtocolVersion);
-                                if (!options.token.empty()) {
-                                  command.mutable_connect()->set_auth_method_name("token");
-                                  command.mutable_connect()->set_auth_data(options.token);
-                                }
-                                write(wire::encode_command(command));
-                              });
+          asio::async_connect(
+              stream->next_layer(), results,
+              [this, raw, stream](boost::system::error_code err, const tcp::endpoint&) {
+                if (stream != raw->stream) return;
+                if (err) {
+                  lost(*raw, stream, "connect: " + err.message());
+                  return;
+                }
+                boost::system::error_code ignored;
+                stream->next_layer().set_option(tcp::no_delay(true), ignored);
+                if (raw->endpoint.tls) {
+                  handshake(*raw, stream);
+                } else {
+                  start(*raw, stream);
+                }
+              });
         });
   }
 
-  void read(const std::shared_ptr<tcp::socket>& sock) {
-    sock->async_read_some(
-        asio::buffer(buffer), [this, sock](boost::system::error_code error, std::size_t n) {
-          if (sock != socket) return;
-          if (error) {
-            lost(sock,
-                 error == asio::error::eof ? "the broker closed the connection" : error.message());
-            return;
-          }
-          last_heard = Clock::now();
-          try {
-            reader.feed(std::string_view(buffer.data(), n));
-            while (sock == socket) {
-              std::optional<wire::Frame> frame = reader.next();
-              if (!frame) break;
-              dispatch(*frame);
+  // TLS: the handshake, verifying the certificate chain (tls_trust_certs_file) and the peer name
+  // (the host connected to) unless the options turn that off.
+  void handshake(Connection& c, const std::shared_ptr<Stream>& stream) {
+    Connection* raw = &c;
+    const std::string& host = c.endpoint.host;
+    boost::system::error_code ip_error;
+    static_cast<void>(asio::ip::make_address(host, ip_error));
+    if (ip_error) {  // a DNS name: SNI
+      static_cast<void>(SSL_set_tlsext_host_name(stream->native_handle(), host.c_str()));
+    }
+    if (!options.tls_allow_insecure) {
+      stream->set_verify_callback(
+          [raw, host, names = asio::ssl::host_name_verification(host),
+           check = options.tls_verify_hostname](bool preverified,
+                                                asio::ssl::verify_context& context) mutable {
+            X509_STORE_CTX* store = context.native_handle();
+            if (!preverified) {
+              raw->tls_failure = X509_verify_cert_error_string(X509_STORE_CTX_get_error(store));
+              return false;
             }
-          } catch (const Error& e) {
-            lost(sock, e.what());
+            if (check && !names(true, context)) {
+              raw->tls_failure = "the certificate does not name " + host;
+              return false;
+            }
+            return true;
+          });
+    }
+    stream->async_handshake(
+        asio::ssl::stream_base::client, [this, raw, stream](boost::system::error_code error) {
+          if (stream != raw->stream) return;
+          if (error) {
+            std::string why = error.message();
+            if (!raw->tls_failure.empty()) why += " (" + raw->tls_failure + ")";
+            // An SSL error (a refused certificate, no common protocol, a peer not speaking TLS)
+            // is for the configuration to fix; a cut connection is transient.
+            const bool config = error.category() == asio::error::get_ssl_category();
+            lost(*raw, stream, "TLS handshake: " + why,
+                 config ? std::make_exception_ptr(ConfigError("pulsar: TLS handshake with " +
+                                                              raw->address() + ": " + why))
+                        : nullptr);
             return;
           }
-          if (sock == socket) read(sock);
+          start(*raw, stream);
         });
   }
 
-  void write(std::string frame) {
-    if (!socket) return;
-    writes.push_back(std::move(frame));
-    if (!writing) write_next(socket);
+  // The stream is open (and TLS established): CONNECT.
+  void start(Connection& c, const std::shared_ptr<Stream>& stream) {
+    read(c, stream);
+    pb::BaseCommand command = command_of(pb::BaseCommand::CONNECT);
+    command.mutable_connect()->set_client_version("babelqueue-cpp");
+    command.mutable_connect()->set_protocol_version(kProtocolVersion);
+    if (!options.token.empty()) {
+      command.mutable_connect()->set_auth_method_name("token");
+      command.mutable_connect()->set_auth_data(options.token);
+    }
+    write(c, wire::encode_command(command));
   }
 
-  void write_next(const std::shared_ptr<tcp::socket>& sock) {
-    writing = true;
-    asio::async_write(*sock, asio::buffer(writes.front()),
-                      [this, sock](boost::system::error_code error, std::size_t) {
-                        if (sock != socket) return;
-                        if (error) {
-                          lost(sock, "write: " + error.message());
-                          return;
-                        }
-                        writes.pop_front();
-                        writing = false;
-                        if (!writes.empty()) {
-                          write_next(sock);
-                        } else if (draining) {
-                          finish();
-                        }
-                      });
+  void read(Connection& c, const std::shared_ptr<Stream>& stream) {
+    Connection* raw = &c;
+    auto on_read = [this, raw, stream](boost::system::error_code error, std::size_t n) {
+      if (stream != raw->stream) return;
+      if (error) {
+        lost(*raw, stream,
+             error == asio::error::eof || error == asio::ssl::error::stream_truncated
+                 ? "the broker closed the connection"
+                 : error.message());
+        return;
+      }
+      raw->last_heard = Clock::now();
+      try {
+        raw->reader.feed(std::string_view(raw->buffer.data(), n));
+        while (stream == raw->stream) {
+          std::optional<wire::Frame> frame = raw->reader.next();
+          if (!frame) break;
+          dispatch(*raw, *frame);
+        }
+      } catch (const Error& e) {
+        lost(*raw, stream, e.what());
+        return;
+      }
+      if (stream == raw->stream) read(*raw, stream);
+    };
+    if (c.endpoint.tls) {
+      stream->async_read_some(asio::buffer(c.buffer), std::move(on_read));
+    } else {
+      stream->next_layer().async_read_some(asio::buffer(c.buffer), std::move(on_read));
+    }
   }
 
-  void keepalive(const std::shared_ptr<tcp::socket>& sock) {
-    keepalive_timer.expires_after(options.keepalive);
-    keepalive_timer.async_wait([this, sock](boost::system::error_code error) {
-      if (error || sock != socket) return;
-      if (Clock::now() - last_heard > 2 * options.keepalive) {
-        lost(sock, "no frame from the broker for two keep-alive intervals");
+  void write(Connection& c, std::string frame) {
+    if (!c.stream) return;
+    c.writes.push_back(std::move(frame));
+    if (!c.writing) write_next(c, c.stream);
+  }
+
+  void write_next(Connection& c, const std::shared_ptr<Stream>& stream) {
+    c.writing = true;
+    Connection* raw = &c;
+    auto on_write = [this, raw, stream](boost::system::error_code error, std::size_t) {
+      if (stream != raw->stream) return;
+      if (error) {
+        lost(*raw, stream, "write: " + error.message());
+        return;
+      }
+      raw->writes.pop_front();
+      raw->writing = false;
+      if (!raw->writes.empty()) {
+        write_next(*raw, stream);
+      } else if (raw->draining) {
+        drained(*raw);
+      }
+    };
+    if (c.endpoint.tls) {
+      asio::async_write(*stream, asio::buffer(c.writes.front()), std::move(on_write));
+    } else {
+      asio::async_write(stream->next_layer(), asio::buffer(c.writes.front()), std::move(on_write));
+    }
+  }
+
+  void keepalive(Connection& c, const std::shared_ptr<Stream>& stream) {
+    Connection* raw = &c;
+    c.keepalive_timer.expires_after(options.keepalive);
+    c.keepalive_timer.async_wait([this, raw, stream](boost::system::error_code error) {
+      if (error || stream != raw->stream) return;
+      if (Clock::now() - raw->last_heard > 2 * options.keepalive) {
+        lost(*raw, stream, "no frame from the broker for two keep-alive intervals");
         return;
       }
       pb::BaseCommand ping = command_of(pb::BaseCommand::PING);
       ping.mutable_ping();
-      write(wire::encode_command(ping));
-      keepalive(sock);
+      write(*raw, wire::encode_command(ping));
+      keepalive(*raw, stream);
     });
   }
 
-  // The connection `sock` is dead: fail what was in flight on it with `cause` (by default a
-  // transient TransportError naming `reason`), reconnect when something (a producer, a consumer)
-  // needs the connection.
-  void lost(const std::shared_ptr<tcp::socket>& sock, const std::string& reason) {
-    if (sock != socket) return;
+  // The connection `stream` of `c` is dead: fail what was in flight on it with `cause` (by
+  // default a transient TransportError naming `reason`), reconnect when a producer or consumer
+  // of a topic its broker serves needs it.
+  void lost(Connection& c, const std::shared_ptr<Stream>& stream, const std::string& reason,
+            std::exception_ptr cause = nullptr) {
+    if (stream != c.stream) return;
     boost::system::error_code ignored;
-    sock->close(ignored);
-    socket.reset();
-    keepalive_timer.cancel();
-    connect_timer.cancel();
-    writes.clear();
-    writing = false;
+    stream->next_layer().close(ignored);
+    c.stream.reset();
+    c.keepalive_timer.cancel();
+    c.connect_timer.cancel();
+    c.writes.clear();
+    c.writing = false;
     const auto error = closed ? std::make_exception_ptr(ClosedError("pulsar: the client is closed"))
-                              : std::make_exception_ptr(TransportError(
-                                    "pulsar: connection to " + address() + " lost: " + reason));
-    fail_all(error);
+                       : cause ? cause
+                               : std::make_exception_ptr(TransportError(
+                                     "pulsar: connection to " + c.address() + " lost: " + reason));
+    fail_all(c, error);
     if (closed) {
-      if (draining) finish();
+      drained(c);
       return;
     }
-    if (producers.empty() && consumers.empty()) {
-      phase = Phase::Idle;
+    if (c.producers.empty() && c.consumers.empty()) {
+      c.phase = Phase::Idle;
       return;
     }
-    phase = Phase::Waiting;
-    reconnect_timer.expires_after(backoff.next());
-    reconnect_timer.async_wait([this](boost::system::error_code timer_error) {
-      if (!timer_error && !closed && phase == Phase::Waiting) connect();
+    c.phase = Phase::Waiting;
+    Connection* raw = &c;
+    c.reconnect_timer.expires_after(c.backoff.next());
+    c.reconnect_timer.async_wait([this, raw](boost::system::error_code timer_error) {
+      if (!timer_error && !closed && raw->phase == Phase::Waiting) connect(*raw);
     });
   }
 
-  void fail_all(const std::exception_ptr& error) {
-    std::map<std::uint64_t, Request> failing;
-    failing.swap(requests);
+  void fail_all(Connection& c, const std::exception_ptr& error) {
+    std::map<std::uint64_t, Connection::Request> failing;
+    failing.swap(c.requests);
     for (auto& [id, request] : failing)
       request.answer(nullptr, error);
     std::vector<Done> waiting;
-    waiting.swap(waiting_ready);
+    waiting.swap(c.waiting_ready);
     for (auto& done : waiting)
       done(error);
-    for (auto& [id, producer] : producers) {
+    for (auto& [id, producer] : c.producers) {
       producer->ready = false;
       producer->sends.fail_all(error);
     }
-    for (auto& [id, consumer] : consumers) {
+    for (auto& [id, consumer] : c.consumers) {
       consumer->ready = false;
+      consumer->serving = 0;
       std::lock_guard<std::mutex> lock(consumer->mu);
       consumer->queue.clear();  // never acked on another connection: the broker redelivers them
     }
   }
 
   // ---- requests ----
-  void request(std::uint64_t id, const pb::BaseCommand& command, std::string context,
+  void request(Connection& c, std::uint64_t id, const pb::BaseCommand& command, std::string context,
                Answer answer) {
-    requests.emplace(id, Request{std::move(context), std::move(answer)});
-    write(wire::encode_command(command));
+    c.requests.emplace(id, Connection::Request{std::move(context), std::move(answer)});
+    write(c, wire::encode_command(command));
   }
 
-  void answer(std::uint64_t id, const pb::BaseCommand* command, std::exception_ptr error) {
-    const auto found = requests.find(id);
-    if (found == requests.end()) return;
-    Request request = std::move(found->second);
-    requests.erase(found);
+  static void answer(Connection& c, std::uint64_t id, const pb::BaseCommand* command,
+                     std::exception_ptr error) {
+    const auto found = c.requests.find(id);
+    if (found == c.requests.end()) return;
+    Connection::Request request = std::move(found->second);
+    c.requests.erase(found);
     request.answer(command, std::move(error));
   }
 
-  void answer_error(std::uint64_t id, pb::ServerError code, const std::string& message) {
-    const auto found = requests.find(id);
-    if (found == requests.end()) return;
-    answer(id, nullptr, detail::broker_error(code, found->second.context, message));
+  static void answer_error(Connection& c, std::uint64_t id, pb::ServerError code,
+                           const std::string& message) {
+    const auto found = c.requests.find(id);
+    if (found == c.requests.end()) return;
+    answer(c, id, nullptr, detail::broker_error(code, found->second.context, message));
   }
 
-  bool same_broker(const std::string& url) const {
-    try {
-      const auto [h, p] = parse_service_url(url);
-      return h == host && p == port;
-    } catch (const ConfigError&) {
-      return false;
-    }
-  }
+  using Looked = std::function<void(std::exception_ptr, LookupResult, std::shared_ptr<Connection>)>;
 
-  void lookup(const std::string& topic, bool authoritative, int redirects,
-              std::function<void(std::exception_ptr, LookupResult)> done) {
-    ensure_ready([this, topic, authoritative, redirects, done](std::exception_ptr error) {
+  // LOOKUP of `topic` on `c`: a Redirect is asked again of the broker it names (with its
+  // authoritative flag, at most kMaxRedirects times); Connect names the broker serving the topic,
+  // whose connection `done` gets (made on first use, connected when used).
+  void lookup(const std::shared_ptr<Connection>& c, const std::string& topic, bool authoritative,
+              int redirects, Looked done) {
+    ensure_ready(*c, [this, c, topic, authoritative, redirects, done](std::exception_ptr error) {
       if (error) {
-        done(error, {});
+        done(redirects == 0 ? error : redirect_failed(error, topic, *c), {}, nullptr);
         return;
       }
       const std::uint64_t id = ++last_id;
@@ -466,128 +644,206 @@ struct ClientState {
       command.mutable_lookuptopic()->set_topic(topic);
       command.mutable_lookuptopic()->set_request_id(id);
       command.mutable_lookuptopic()->set_authoritative(authoritative);
-      request(id, command, "LOOKUP " + topic,
-              [this, topic, redirects, done](const pb::BaseCommand* answer, std::exception_ptr e) {
-                if (e) {
-                  done(e, {});
-                  return;
-                }
-                const auto& response = answer->lookuptopicresponse();
-                if (response.response() == pb::CommandLookupTopicResponse::Failed) {
-                  done(
-                      detail::broker_error(response.error(), "LOOKUP " + topic, response.message()),
-                      {});
-                  return;
-                }
-                const std::string& url = response.brokerserviceurl();
-                if (!response.proxy_through_service_url() && !same_broker(url)) {
-                  done(std::make_exception_ptr(TransportError(
-                           "pulsar: LOOKUP " + topic + ": served by " + url + ", not by " +
-                               address() + " (one broker connection per client: not supported yet)",
-                           false)),
-                       {});
-                  return;
-                }
-                if (response.response() == pb::CommandLookupTopicResponse::Redirect) {
-                  if (redirects >= kMaxRedirects) {
-                    done(std::make_exception_ptr(
-                             TransportError("pulsar: LOOKUP " + topic + ": more than " +
-                                            std::to_string(kMaxRedirects) + " redirects")),
-                         {});
-                    return;
-                  }
-                  lookup(topic, response.authoritative(), redirects + 1, done);
-                  return;
-                }
-                done(nullptr, LookupResult{url, redirects});
-              });
+      request(
+          *c, id, command, "LOOKUP " + topic,
+          [this, c, topic, redirects, done](const pb::BaseCommand* answer, std::exception_ptr e) {
+            if (e) {
+              done(e, {}, nullptr);
+              return;
+            }
+            try {
+              looked_up(c, topic, redirects, answer->lookuptopicresponse(), done);
+            } catch (const ConfigError&) {
+              done(std::current_exception(), {}, nullptr);
+            }
+          });
     });
   }
 
-  void create_producer(const std::shared_ptr<ProducerState>& producer, Done done) {
-    producer->creating = true;
-    lookup(producer->topic, false, 0,
-           [this, producer, done](std::exception_ptr error, LookupResult) {
+  // `error` of the connection to the broker a redirect named, as the lookup's (same class).
+  static std::exception_ptr redirect_failed(const std::exception_ptr& error,
+                                            const std::string& topic, const Connection& c) {
+    const Failure failure = failure_of(error);
+    try {
+      throw_failure(Failure{
+          failure.code,
+          "pulsar: LOOKUP " + topic + ": redirected to " + c.endpoint.key() + ": " + failure.what,
+          failure.transient});
+    } catch (const Error&) {
+      return std::current_exception();
+    }
+  }
+
+  void looked_up(const std::shared_ptr<Connection>& c, const std::string& topic, int redirects,
+                 const pb::CommandLookupTopicResponse& response, const Looked& done) {
+    if (response.response() == pb::CommandLookupTopicResponse::Failed) {
+      done(detail::broker_error(response.error(), "LOOKUP " + topic, response.message()), {},
+           nullptr);
+      return;
+    }
+    const std::string& url =
+        service.tls ? response.brokerserviceurltls() : response.brokerserviceurl();
+    if (url.empty()) {
+      done(std::make_exception_ptr(
+               TransportError("pulsar: LOOKUP " + topic + ": " + c->address() + " names no " +
+                                  (service.tls ? "pulsar+ssl://" : "pulsar://") + " broker URL",
+                              false)),
+           {}, nullptr);
+      return;
+    }
+    // proxy_through_service_url: the broker asked serves it on the broker's behalf.
+    const std::shared_ptr<Connection> target =
+        response.proxy_through_service_url() ? c : connection_for(parse_service_url(url));
+    if (response.response() == pb::CommandLookupTopicResponse::Redirect) {
+      if (redirects >= kMaxRedirects) {
+        done(std::make_exception_ptr(TransportError("pulsar: LOOKUP " + topic + ": more than " +
+                                                    std::to_string(kMaxRedirects) + " redirects")),
+             {}, nullptr);
+        return;
+      }
+      lookup(target, topic, response.authoritative(), redirects + 1, done);
+      return;
+    }
+    done(nullptr, LookupResult{url, redirects}, target);
+  }
+
+  // `state` is served by `target` from now on.
+  template <class State>
+  void bind(const std::shared_ptr<State>& state, const std::shared_ptr<Connection>& target) {
+    if (state->connection == target) return;
+    unbind(*state);
+    state->connection = target;
+    if constexpr (std::is_same_v<State, ProducerState>) {
+      target->producers[state->id] = state;
+    } else {
+      target->consumers[state->id] = state;
+    }
+  }
+
+  template <class State>
+  void unbind(State& state) {
+    if (!state.connection) return;
+    if constexpr (std::is_same_v<State, ProducerState>) {
+      state.connection->producers.erase(state.id);
+    } else {
+      state.connection->consumers.erase(state.id);
+    }
+    state.connection.reset();
+  }
+
+  using Owned = std::function<void(std::exception_ptr, const std::shared_ptr<Connection>&)>;
+
+  // LOOKUP of `topic`, then `done(nullptr, connection)` once the broker serving it is connected;
+  // `found(connection)` first, as soon as the lookup names it.
+  void with_owner(const std::string& topic,
+                  std::function<void(const std::shared_ptr<Connection>&)> found, Owned done) {
+    lookup(primary, topic, false, 0,
+           [this, found, done](std::exception_ptr error, LookupResult,
+                               std::shared_ptr<Connection> target) {
              if (error) {
-               producer->creating = false;
-               done(error);
+               done(error, nullptr);
                return;
              }
-             const std::uint64_t id = ++last_id;
-             pb::BaseCommand command = command_of(pb::BaseCommand::PRODUCER);
-             command.mutable_producer()->set_topic(producer->topic);
-             command.mutable_producer()->set_producer_id(producer->id);
-             command.mutable_producer()->set_request_id(id);
-             if (!producer->name.empty())
-               command.mutable_producer()->set_producer_name(producer->name);
-             request(id, command, "PRODUCER " + producer->topic,
-                     [producer, done](const pb::BaseCommand* answer, std::exception_ptr e) {
-                       producer->creating = false;
-                       if (!e) {
-                         producer->ready = true;
-                         producer->name = answer->producer_success().producer_name();
-                         producer->retry.reset();
-                       }
-                       done(e);
-                     });
+             found(target);
+             ensure_ready(*target, [target, done](std::exception_ptr e) { done(e, target); });
            });
   }
 
+  // LOOKUP, then `then(connection)` once the broker serving the topic is connected.
+  template <class State>
+  void on_owner(const std::shared_ptr<State>& state, std::function<void(Connection&)> then,
+                Done done) {
+    state->creating = true;
+    with_owner(
+        state->topic,
+        [this, state](const std::shared_ptr<Connection>& target) { bind(state, target); },
+        [state, then, done](std::exception_ptr error, const std::shared_ptr<Connection>& target) {
+          if (error) {
+            state->creating = false;
+            done(error);
+            return;
+          }
+          then(*target);
+        });
+  }
+
+  void create_producer(const std::shared_ptr<ProducerState>& producer, Done done) {
+    on_owner(
+        producer,
+        [this, producer, done](Connection& c) {
+          const std::uint64_t id = ++last_id;
+          pb::BaseCommand command = command_of(pb::BaseCommand::PRODUCER);
+          command.mutable_producer()->set_topic(producer->topic);
+          command.mutable_producer()->set_producer_id(producer->id);
+          command.mutable_producer()->set_request_id(id);
+          if (!producer->name.empty())
+            command.mutable_producer()->set_producer_name(producer->name);
+          request(c, id, command, "PRODUCER " + producer->topic,
+                  [producer, done](const pb::BaseCommand* answer, std::exception_ptr e) {
+                    producer->creating = false;
+                    if (!e) {
+                      producer->ready = true;
+                      producer->name = answer->producer_success().producer_name();
+                      producer->retry.reset();
+                    }
+                    done(e);
+                  });
+        },
+        done);
+  }
+
   void subscribe(const std::shared_ptr<ConsumerState>& consumer, Done done) {
-    consumer->creating = true;
-    lookup(consumer->topic, false, 0,
-           [this, consumer, done](std::exception_ptr error, LookupResult) {
-             if (error) {
-               consumer->creating = false;
-               done(error);
-               return;
-             }
-             const std::uint64_t id = ++last_id;
-             pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
-             pb::CommandSubscribe* subscribe = command.mutable_subscribe();
-             subscribe->set_topic(consumer->topic);
-             subscribe->set_subscription(consumer->options.subscription);
-             subscribe->set_subtype(sub_type(consumer->options.type));
-             subscribe->set_consumer_id(consumer->id);
-             subscribe->set_request_id(id);
-             subscribe->set_initialposition(consumer->options.position == InitialPosition::Earliest
-                                                ? pb::CommandSubscribe::Earliest
-                                                : pb::CommandSubscribe::Latest);
-             request(id, command,
-                     "SUBSCRIBE " + consumer->topic + " (" + consumer->options.subscription + ")",
-                     [this, consumer, done](const pb::BaseCommand*, std::exception_ptr e) {
-                       consumer->creating = false;
-                       if (!e) {
-                         {
-                           std::lock_guard<std::mutex> lock(consumer->mu);
-                           consumer->queue.clear();
-                           consumer->incarnation.fetch_add(1);
-                         }
-                         consumer->ready = true;
-                         consumer->handed_out = 0;
-                         consumer->batch_left.clear();
-                         consumer->retry.reset();
-                         flow(*consumer, consumer->options.prefetch);
-                       }
-                       done(e);
-                     });
-           });
+    on_owner(
+        consumer,
+        [this, consumer, done](Connection& c) {
+          const std::uint64_t id = ++last_id;
+          pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
+          pb::CommandSubscribe* subscribe = command.mutable_subscribe();
+          subscribe->set_topic(consumer->topic);
+          subscribe->set_subscription(consumer->options.subscription);
+          subscribe->set_subtype(sub_type(consumer->options.type));
+          subscribe->set_consumer_id(consumer->id);
+          subscribe->set_request_id(id);
+          subscribe->set_initialposition(consumer->options.position == InitialPosition::Earliest
+                                             ? pb::CommandSubscribe::Earliest
+                                             : pb::CommandSubscribe::Latest);
+          request(c, id, command,
+                  "SUBSCRIBE " + consumer->topic + " (" + consumer->options.subscription + ")",
+                  [this, consumer, done](const pb::BaseCommand*, std::exception_ptr e) {
+                    consumer->creating = false;
+                    if (!e) {
+                      {
+                        std::lock_guard<std::mutex> lock(consumer->mu);
+                        consumer->queue.clear();
+                        consumer->incarnation.fetch_add(1);
+                      }
+                      consumer->ready = true;
+                      consumer->serving = consumer->connection->number;
+                      consumer->handed_out = 0;
+                      consumer->batch_left.clear();
+                      consumer->retry.reset();
+                      flow(*consumer, consumer->options.prefetch);
+                    }
+                    done(e);
+                  });
+        },
+        done);
   }
 
   void flow(const ConsumerState& consumer, std::uint32_t permits) {
     pb::BaseCommand command = command_of(pb::BaseCommand::FLOW);
     command.mutable_flow()->set_consumer_id(consumer.id);
     command.mutable_flow()->set_messagepermits(permits);
-    write(wire::encode_command(command));
+    write(*consumer.connection, wire::encode_command(command));
   }
 
-  // Re-creates a producer or consumer the broker closed or a reconnect lost, retrying with its
-  // backoff while the connection stands.
+  // Re-creates a producer or consumer the broker closed or a lost connection took, looking its
+  // topic up again (it may have moved to another broker), retrying with its backoff.
   template <class State>
   void recreate(const std::shared_ptr<State>& state) {
-    if (closed || phase != Phase::Ready || state->ready || state->creating) return;
+    if (closed || state->ready || state->creating) return;
     auto retry = [this, state](std::exception_ptr error) {
-      if (!error || closed || phase != Phase::Ready) return;
+      if (!error || closed) return;
       auto timer = std::make_shared<asio::steady_timer>(io, state->retry.next());
       timer->async_wait([this, state, timer](boost::system::error_code e) {
         if (!e) recreate(state);
@@ -600,105 +856,105 @@ struct ClientState {
     }
   }
 
-  void connected(const pb::CommandConnected& connected) {
-    if (phase != Phase::Connecting) return;
-    connect_timer.cancel();
-    phase = Phase::Ready;
-    generation.fetch_add(1);
-    protocol = std::min(kProtocolVersion, connected.protocol_version());
+  void connected(Connection& c, const pb::CommandConnected& connected) {
+    if (c.phase != Phase::Connecting) return;
+    c.connect_timer.cancel();
+    c.phase = Phase::Ready;
+    c.number = generation.fetch_add(1) + 1;
+    c.protocol = std::min(kProtocolVersion, connected.protocol_version());
+    protocol = c.protocol;
     if (connected.has_max_message_size() && connected.max_message_size() > 0) {
-      reader.set_max_frame_size(static_cast<std::size_t>(connected.max_message_size()) +
-                                wire::kFramePadding);
+      c.reader.set_max_frame_size(static_cast<std::size_t>(connected.max_message_size()) +
+                                  wire::kFramePadding);
     }
-    backoff.reset();
-    keepalive(socket);
+    c.backoff.reset();
+    keepalive(c, c.stream);
     std::vector<Done> waiting;
-    waiting.swap(waiting_ready);
+    waiting.swap(c.waiting_ready);
     for (auto& done : waiting)
       done(nullptr);
-    for (auto& [id, producer] : producers)
+    const auto bound_producers = c.producers;
+    const auto bound_consumers = c.consumers;
+    for (const auto& [id, producer] : bound_producers)
       recreate(producer);
-    for (auto& [id, consumer] : consumers)
+    for (const auto& [id, consumer] : bound_consumers)
       recreate(consumer);
   }
 
-  // The broker answered CONNECT with ERROR (refused credentials, an unsupported version): the
-  // callers waiting for the connection get the broker's error (AuthenticationError is a
-  // ConfigError), then the connection is dropped as lost.
-  void refused(const pb::CommandError& error) {
-    const auto failure =
-        detail::broker_error(error.error(), "CONNECT to " + address(), error.message());
-    std::vector<Done> waiting;
-    waiting.swap(waiting_ready);
-    for (auto& done : waiting)
-      done(failure);
-    lost(socket, "CONNECT refused: " + error.message());
+  // AUTH_CHALLENGE (a broker refreshing its authentication): the token again.
+  void challenged(Connection& c) {
+    pb::BaseCommand command = command_of(pb::BaseCommand::AUTH_RESPONSE);
+    pb::CommandAuthResponse* response = command.mutable_authresponse();
+    response->set_client_version("babelqueue-cpp");
+    response->set_protocol_version(kProtocolVersion);
+    response->mutable_response()->set_auth_method_name(options.token.empty() ? "none" : "token");
+    response->mutable_response()->set_auth_data(options.token);
+    write(c, wire::encode_command(command));
   }
 
   // ---- frames ----
-  void dispatch(const wire::Frame& frame) {
+  void dispatch(Connection& c, const wire::Frame& frame) {
     const pb::BaseCommand& command = frame.command;
     switch (command.type()) {
       case pb::BaseCommand::CONNECTED:
-        connected(command.connected());
+        connected(c, command.connected());
+        break;
+      case pb::BaseCommand::AUTH_CHALLENGE:
+        challenged(c);
         break;
       case pb::BaseCommand::PING: {
         pb::BaseCommand pong = command_of(pb::BaseCommand::PONG);
         pong.mutable_pong();
-        write(wire::encode_command(pong));
+        write(c, wire::encode_command(pong));
         break;
       }
       case pb::BaseCommand::LOOKUP_RESPONSE:
-        answer(command.lookuptopicresponse().request_id(), &command, nullptr);
+        answer(c, command.lookuptopicresponse().request_id(), &command, nullptr);
         break;
       case pb::BaseCommand::PARTITIONED_METADATA_RESPONSE:
-        answer(command.partitionmetadataresponse().request_id(), &command, nullptr);
+        answer(c, command.partitionmetadataresponse().request_id(), &command, nullptr);
         break;
       case pb::BaseCommand::PRODUCER_SUCCESS:
         // producer_ready false: queued for exclusive access; the ready one follows.
         if (!command.producer_success().has_producer_ready() ||
             command.producer_success().producer_ready()) {
-          answer(command.producer_success().request_id(), &command, nullptr);
+          answer(c, command.producer_success().request_id(), &command, nullptr);
         }
         break;
       case pb::BaseCommand::SUCCESS:
-        answer(command.success().request_id(), &command, nullptr);
+        answer(c, command.success().request_id(), &command, nullptr);
         break;
-      case pb::BaseCommand::AUTH_CHALLENGE: {
-        pb::BaseCommand response = command_of(pb::BaseCommand::AUTH_RESPONSE);
-        response.mutable_authresponse()->set_client_version("babelqueue-cpp");
-        response.mutable_authresponse()->set_protocol_version(kProtocolVersion);
-        response.mutable_authresponse()->mutable_response()->set_auth_method_name("token");
-        response.mutable_authresponse()->mutable_response()->set_auth_data(options.token);
-        write(wire::encode_command(response));
-        break;
-      }
       case pb::BaseCommand::ERROR:
-        if (phase == Phase::Connecting) {
-          refused(command.error());
+        if (c.phase == Phase::Connecting) {
+          // CONNECT refused (AuthenticationError, UnsupportedVersionError, ...): the broker closes
+          // the connection next; what waits for it gets the broker's error, not "lost". The
+          // error names the broker, never the token.
+          lost(c, c.stream, command.error().message(),
+               detail::broker_error(command.error().error(), "CONNECT to " + c.address(),
+                                    command.error().message()));
           break;
         }
-        answer_error(command.error().request_id(), command.error().error(),
+        answer_error(c, command.error().request_id(), command.error().error(),
                      command.error().message());
         break;
       case pb::BaseCommand::ACK_RESPONSE:
         if (command.ackresponse().has_error()) {
-          answer_error(command.ackresponse().request_id(), command.ackresponse().error(),
+          answer_error(c, command.ackresponse().request_id(), command.ackresponse().error(),
                        command.ackresponse().message());
         } else {
-          answer(command.ackresponse().request_id(), &command, nullptr);
+          answer(c, command.ackresponse().request_id(), &command, nullptr);
         }
         break;
       case pb::BaseCommand::SEND_RECEIPT:
-        if (const auto p = producers.find(command.send_receipt().producer_id());
-            p != producers.end()) {
+        if (const auto p = c.producers.find(command.send_receipt().producer_id());
+            p != c.producers.end()) {
           static_cast<void>(p->second->sends.receipt(command.send_receipt().sequence_id(),
                                                      command.send_receipt().message_id()));
         }
         break;
       case pb::BaseCommand::SEND_ERROR:
-        if (const auto p = producers.find(command.send_error().producer_id());
-            p != producers.end()) {
+        if (const auto p = c.producers.find(command.send_error().producer_id());
+            p != c.producers.end()) {
           static_cast<void>(p->second->sends.fail(
               command.send_error().sequence_id(),
               detail::broker_error(command.send_error().error(), "SEND to " + p->second->topic,
@@ -706,44 +962,47 @@ struct ClientState {
         }
         break;
       case pb::BaseCommand::CLOSE_PRODUCER:
-        if (const auto p = producers.find(command.close_producer().producer_id());
-            p != producers.end()) {
-          p->second->ready = false;
-          p->second->sends.fail_all(std::make_exception_ptr(TransportError(
-              "pulsar: the broker closed the producer of " + p->second->topic + "; resend")));
-          recreate(p->second);
+        if (const auto p = c.producers.find(command.close_producer().producer_id());
+            p != c.producers.end()) {
+          const std::shared_ptr<ProducerState> producer = p->second;
+          producer->ready = false;
+          producer->sends.fail_all(std::make_exception_ptr(TransportError(
+              "pulsar: the broker closed the producer of " + producer->topic + "; resend")));
+          recreate(producer);
         }
         break;
       case pb::BaseCommand::CLOSE_CONSUMER:
-        if (const auto c = consumers.find(command.close_consumer().consumer_id());
-            c != consumers.end()) {
-          c->second->ready = false;
+        if (const auto found = c.consumers.find(command.close_consumer().consumer_id());
+            found != c.consumers.end()) {
+          const std::shared_ptr<ConsumerState> consumer = found->second;
+          consumer->ready = false;
+          consumer->serving = 0;
           {
-            std::lock_guard<std::mutex> lock(c->second->mu);
-            c->second->queue.clear();
+            std::lock_guard<std::mutex> lock(consumer->mu);
+            consumer->queue.clear();
           }
-          recreate(c->second);
+          recreate(consumer);
         }
         break;
       case pb::BaseCommand::MESSAGE:
-        message(frame);
+        message(c, frame);
         break;
       default:
         break;  // PONG (any frame counts as heard), ACTIVE_CONSUMER_CHANGE, ...: nothing to do
     }
   }
 
-  void message(const wire::Frame& frame) {
+  void message(Connection& c, const wire::Frame& frame) {
     const pb::CommandMessage& command = frame.command.message();
-    const auto found = consumers.find(command.consumer_id());
-    if (found == consumers.end() || !found->second->ready) return;
+    const auto found = c.consumers.find(command.consumer_id());
+    if (found == c.consumers.end() || !found->second->ready) return;
     ConsumerState& consumer = *found->second;
     const wire::Message decoded = wire::decode_message(frame.payload_section);
     const pb::MessageMetadata& metadata = decoded.metadata;
     std::string payload = decoded.payload;
     if (metadata.has_compression() && metadata.compression() != pb::NONE) {
       payload = wire::decompress(metadata.compression(), payload, metadata.uncompressed_size(),
-                                 reader.max_frame_size());
+                                 c.reader.max_frame_size());
     }
     Received base;
     base.topic = consumer.topic;
@@ -752,7 +1011,7 @@ struct ClientState {
     base.id.partition =
         command.message_id().has_partition() ? command.message_id().partition() : -1;
     base.redelivery_count = command.redelivery_count();
-    base.connection = generation.load();
+    base.connection = c.number;
     base.incarnation = consumer.incarnation.load();
     std::vector<Received> out;
     if (metadata.has_num_messages_in_batch()) {
@@ -809,8 +1068,9 @@ struct ClientState {
   }
 
   // ---- close ----
-  // close(): CLOSE_PRODUCER and CLOSE_CONSUMER after what is queued (acks), then the socket
-  // once the writes drained (at most 2 s), then the thread. Blocked receivers wake at once.
+  // close(): on every connection CLOSE_PRODUCER and CLOSE_CONSUMER after what is queued (acks),
+  // then the sockets once their writes drained (at most 2 s), then the thread. Blocked receivers
+  // wake at once.
   void shut_down() {
     closed = true;
     for (auto& [id, consumer] : consumers) {
@@ -820,47 +1080,59 @@ struct ClientState {
       }
       consumer->cv.notify_all();
     }
-    resolver.cancel();
-    reconnect_timer.cancel();
-    if (!socket || phase != Phase::Ready) {
+    for (auto& [key, c] : connections) {
+      c->resolver.cancel();
+      c->reconnect_timer.cancel();
+      if (!c->stream || c->phase != Phase::Ready) continue;
+      for (auto& [id, producer] : c->producers) {
+        if (!producer->ready) continue;
+        pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_PRODUCER);
+        command.mutable_close_producer()->set_producer_id(id);
+        command.mutable_close_producer()->set_request_id(++last_id);
+        write(*c, wire::encode_command(command));
+      }
+      for (auto& [id, consumer] : c->consumers) {
+        if (!consumer->ready) continue;
+        pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_CONSUMER);
+        command.mutable_close_consumer()->set_consumer_id(id);
+        command.mutable_close_consumer()->set_request_id(++last_id);
+        write(*c, wire::encode_command(command));
+      }
+      if (c->writing) {
+        c->draining = true;
+        ++draining;
+      }
+    }
+    if (draining == 0) {
       finish();
       return;
     }
-    for (auto& [id, producer] : producers) {
-      if (!producer->ready) continue;
-      pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_PRODUCER);
-      command.mutable_close_producer()->set_producer_id(id);
-      command.mutable_close_producer()->set_request_id(++last_id);
-      write(wire::encode_command(command));
-    }
-    for (auto& [id, consumer] : consumers) {
-      if (!consumer->ready) continue;
-      pb::BaseCommand command = command_of(pb::BaseCommand::CLOSE_CONSUMER);
-      command.mutable_close_consumer()->set_consumer_id(id);
-      command.mutable_close_consumer()->set_request_id(++last_id);
-      write(wire::encode_command(command));
-    }
-    if (!writing) {
-      finish();
-      return;
-    }
-    draining = true;
-    connect_timer.cancel();
-    connect_timer.expires_after(
+    close_timer.expires_after(
         std::min<std::chrono::milliseconds>(options.operation_timeout, std::chrono::seconds(2)));
-    connect_timer.async_wait([this](boost::system::error_code error) {
+    close_timer.async_wait([this](boost::system::error_code error) {
       if (!error) finish();
     });
+  }
+
+  // A connection close() waited for has written everything (or is gone).
+  void drained(Connection& c) {
+    if (!c.draining) return;
+    c.draining = false;
+    if (--draining == 0) finish();
   }
 
   void finish() {
     if (finished) return;
     finished = true;
-    draining = false;
-    if (socket) {
-      lost(socket, "closed");
-    } else {
-      fail_all(std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
+    draining = 0;
+    close_timer.cancel();
+    for (auto& [key, c] : connections) {
+      c->draining = false;
+      if (c->stream) {
+        lost(*c, c->stream, "closed");
+      } else {
+        fail_all(*c, std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
+      }
     }
     work.reset();
     io.stop();
@@ -914,16 +1186,18 @@ int Client::protocol_version() const {
 
 LookupResult Client::lookup(const std::string& topic) {
   ClientState& s = *state_;
-  return s.call<LookupResult>(
-      "LOOKUP " + topic, [&s, topic](std::shared_ptr<Reply<Outcome<LookupResult>>> promise) {
-        s.lookup(topic, false, 0, [promise](std::exception_ptr error, LookupResult result) {
-          if (error) {
-            promise->set_exception(error);
-          } else {
-            promise->set_value(std::move(result));
-          }
-        });
-      });
+  return s.call<LookupResult>("LOOKUP " + topic,
+                              [&s, topic](std::shared_ptr<Reply<Outcome<LookupResult>>> promise) {
+                                s.lookup(s.primary, topic, false, 0,
+                                         [promise](std::exception_ptr error, LookupResult result,
+                                                   const std::shared_ptr<Connection>&) {
+                                           if (error) {
+                                             promise->set_exception(error);
+                                           } else {
+                                             promise->set_value(std::move(result));
+                                           }
+                                         });
+                              });
 }
 
 std::uint32_t Client::partitions(const std::string& topic) {
@@ -931,7 +1205,7 @@ std::uint32_t Client::partitions(const std::string& topic) {
   return s.call<std::uint32_t>(
       "PARTITIONED_METADATA " + topic,
       [&s, topic](std::shared_ptr<Reply<Outcome<std::uint32_t>>> promise) {
-        s.ensure_ready([&s, topic, promise](std::exception_ptr error) {
+        s.ensure_ready(*s.primary, [&s, topic, promise](std::exception_ptr error) {
           if (error) {
             promise->set_exception(error);
             return;
@@ -941,7 +1215,7 @@ std::uint32_t Client::partitions(const std::string& topic) {
           command.mutable_partitionmetadata()->set_topic(topic);
           command.mutable_partitionmetadata()->set_request_id(id);
           s.request(
-              id, command, "PARTITIONED_METADATA " + topic,
+              *s.primary, id, command, "PARTITIONED_METADATA " + topic,
               [topic, promise](const pb::BaseCommand* answer, std::exception_ptr e) {
                 if (e) {
                   promise->set_exception(e);
@@ -970,6 +1244,7 @@ std::shared_ptr<Producer> Client::create_producer(const std::string& topic) {
         s.producers.emplace(producer->id, producer);
         s.create_producer(producer, [&s, producer, promise](std::exception_ptr error) {
           if (error) {
+            s.unbind(*producer);
             s.producers.erase(producer->id);
             promise->set_exception(error);
           } else {
@@ -996,6 +1271,7 @@ std::shared_ptr<Consumer> Client::subscribe(const std::string& topic,
         s.consumers.emplace(consumer->id, consumer);
         s.subscribe(consumer, [&s, consumer, promise](std::exception_ptr error) {
           if (error) {
+            s.unbind(*consumer);
             s.consumers.erase(consumer->id);
             promise->set_exception(error);
           } else {
@@ -1011,51 +1287,53 @@ void Client::create_subscription(const std::string& topic, const std::string& su
                                  SubscriptionType type) {
   ClientState& s = *state_;
   const std::string what = "SUBSCRIBE " + topic + " (" + subscription + ", to create it)";
-  static_cast<void>(s.call<bool>(what, [&s, topic, subscription, type,
-                                        what](std::shared_ptr<Reply<Outcome<bool>>> promise) {
-    s.lookup(
-        topic, false, 0,
-        [&s, topic, subscription, type, what, promise](std::exception_ptr error, LookupResult) {
-          if (error) {
-            promise->set_exception(error);
-            return;
-          }
-          const std::uint64_t consumer_id = ++s.last_id;
-          const std::uint64_t id = ++s.last_id;
-          pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
-          pb::CommandSubscribe* subscribe = command.mutable_subscribe();
-          subscribe->set_topic(topic);
-          subscribe->set_subscription(subscription);
-          subscribe->set_subtype(sub_type(type));
-          subscribe->set_consumer_id(consumer_id);
-          subscribe->set_request_id(id);
-          subscribe->set_initialposition(pb::CommandSubscribe::Earliest);
-          s.request(id, command, what,
-                    [&s, consumer_id, what, promise](const pb::BaseCommand*, std::exception_ptr e) {
-                      if (e) {
-                        const Failure failure = failure_of(e);
-                        if (failure.what.find("ConsumerBusy") != std::string::npos) {
-                          promise->set_value(true);  // held by an Exclusive consumer: it exists
-                        } else {
-                          promise->set_exception(e);
-                        }
-                        return;
-                      }
-                      const std::uint64_t close_id = ++s.last_id;
-                      pb::BaseCommand close = command_of(pb::BaseCommand::CLOSE_CONSUMER);
-                      close.mutable_close_consumer()->set_consumer_id(consumer_id);
-                      close.mutable_close_consumer()->set_request_id(close_id);
-                      s.request(close_id, close, what + ": CLOSE_CONSUMER",
-                                [promise](const pb::BaseCommand*, std::exception_ptr closed) {
-                                  if (closed) {
-                                    promise->set_exception(closed);
-                                  } else {
-                                    promise->set_value(true);
-                                  }
-                                });
-                    });
-        });
-  }));
+  static_cast<void>(s.call<bool>(
+      what, [&s, topic, subscription, type, what](std::shared_ptr<Reply<Outcome<bool>>> promise) {
+        s.with_owner(
+            topic, [](const std::shared_ptr<Connection>&) {},
+            [&s, topic, subscription, type, what, promise](std::exception_ptr error,
+                                                           const std::shared_ptr<Connection>& c) {
+              if (error) {
+                promise->set_exception(error);
+                return;
+              }
+              const std::uint64_t consumer_id = ++s.last_id;
+              const std::uint64_t id = ++s.last_id;
+              pb::BaseCommand command = command_of(pb::BaseCommand::SUBSCRIBE);
+              pb::CommandSubscribe* subscribe = command.mutable_subscribe();
+              subscribe->set_topic(topic);
+              subscribe->set_subscription(subscription);
+              subscribe->set_subtype(sub_type(type));
+              subscribe->set_consumer_id(consumer_id);
+              subscribe->set_request_id(id);
+              subscribe->set_initialposition(pb::CommandSubscribe::Earliest);
+              s.request(*c, id, command, what,
+                        [&s, c, consumer_id, what, promise](const pb::BaseCommand*,
+                                                            std::exception_ptr e) {
+                          if (e) {
+                            const Failure failure = failure_of(e);
+                            if (failure.what.find("ConsumerBusy") != std::string::npos) {
+                              promise->set_value(true);  // held by an Exclusive consumer: it exists
+                            } else {
+                              promise->set_exception(e);
+                            }
+                            return;
+                          }
+                          const std::uint64_t close_id = ++s.last_id;
+                          pb::BaseCommand close = command_of(pb::BaseCommand::CLOSE_CONSUMER);
+                          close.mutable_close_consumer()->set_consumer_id(consumer_id);
+                          close.mutable_close_consumer()->set_request_id(close_id);
+                          s.request(*c, close_id, close, what + ": CLOSE_CONSUMER",
+                                    [promise](const pb::BaseCommand*, std::exception_ptr closed) {
+                                      if (closed) {
+                                        promise->set_exception(closed);
+                                      } else {
+                                        promise->set_value(true);
+                                      }
+                                    });
+                        });
+            });
+      }));
 }
 
 // ---- Producer ----
@@ -1104,7 +1382,7 @@ std::future<SendResult> Producer::send_async(OutgoingMessage message) {
       property->set_value(value);
     }
     if (message.key) metadata.set_partition_key(*message.key);
-    s.write(wire::encode_message(command, metadata, message.payload));
+    s.write(*producer.connection, wire::encode_message(command, metadata, message.payload));
   });
   if (!posted) {
     promise->set_exception(std::make_exception_ptr(ClosedError("pulsar: the client is closed")));
@@ -1143,6 +1421,10 @@ void Consumer::negative_ack(const Received& message) {
   settle(message, false);
 }
 
+bool Consumer::current(const Received& message) const {
+  return state_->current(message.connection, message.incarnation);
+}
+
 std::size_t Consumer::buffered() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->queue.size();
@@ -1169,26 +1451,26 @@ std::size_t Consumer::ack(const std::vector<Received>& messages, bool confirmed)
       return;
     }
     ConsumerState& consumer = *found->second;
-    const bool live = consumer.ready && s.phase == ClientState::Phase::Ready;
     std::size_t stale = 0;
     pb::BaseCommand command = command_of(pb::BaseCommand::ACK);
     command.mutable_ack()->set_consumer_id(id);
     command.mutable_ack()->set_ack_type(pb::CommandAck::Individual);
     for (const Entry& message : entries) {
-      if (!live || message.connection != s.generation.load() ||
-          message.incarnation != consumer.incarnation.load()) {
+      if (!consumer.current(message.connection, message.incarnation)) {
         ++stale;
         continue;
       }
-      if (!s.last_of_batch(consumer, message.id)) continue;
+      if (!ClientState::last_of_batch(consumer, message.id)) continue;
       *command.mutable_ack()->add_message_id() = id_data(message.id);
     }
     if (command.ack().message_id_size() == 0) {
       promise->set_value(stale);
       return;
     }
-    if (!confirmed || s.protocol.load() < kAckReceiptVersion) {
-      s.write(wire::encode_command(command));
+    // The consumer's connection: the one every message left in arrived on.
+    Connection& c = *consumer.connection;
+    if (!confirmed || c.protocol < kAckReceiptVersion) {
+      s.write(c, wire::encode_command(command));
       promise->set_value(stale);
       return;
     }
@@ -1196,7 +1478,7 @@ std::size_t Consumer::ack(const std::vector<Received>& messages, bool confirmed)
     // returns when the broker has them.
     const std::uint64_t request = ++s.last_id;
     command.mutable_ack()->set_request_id(request);
-    s.request(request, command, what,
+    s.request(c, request, command, what,
               [promise, stale](const pb::BaseCommand*, std::exception_ptr e) {
                 if (e) {
                   promise->set_exception(e);
@@ -1219,16 +1501,14 @@ void Consumer::settle(const Received& message, bool positive) {
       return;
     }
     ConsumerState& consumer = *found->second;
-    if (!consumer.ready || s.phase != ClientState::Phase::Ready ||
-        message.connection != s.generation.load() ||
-        message.incarnation != consumer.incarnation.load()) {
+    if (!consumer.current(message.connection, message.incarnation)) {
       promise->set_exception(std::make_exception_ptr(StaleDeliveryError(
           "pulsar: " + what + ": its connection or consumer is gone; the broker redelivers it")));
       return;
     }
     const pb::MessageIdData entry = id_data(message.id);
     if (positive) {
-      if (!s.last_of_batch(consumer, message.id)) {
+      if (!ClientState::last_of_batch(consumer, message.id)) {
         promise->set_value(true);  // the batch is acked with its last entry
         return;
       }
@@ -1236,13 +1516,13 @@ void Consumer::settle(const Received& message, bool positive) {
       command.mutable_ack()->set_consumer_id(id);
       command.mutable_ack()->set_ack_type(pb::CommandAck::Individual);
       *command.mutable_ack()->add_message_id() = entry;
-      s.write(wire::encode_command(command));
+      s.write(*consumer.connection, wire::encode_command(command));
     } else {
       consumer.batch_left.erase({message.id.ledger, message.id.entry});
       pb::BaseCommand command = command_of(pb::BaseCommand::REDELIVER_UNACKNOWLEDGED_MESSAGES);
       command.mutable_redeliverunacknowledgedmessages()->set_consumer_id(id);
       *command.mutable_redeliverunacknowledgedmessages()->add_message_ids() = entry;
-      s.write(wire::encode_command(command));
+      s.write(*consumer.connection, wire::encode_command(command));
     }
     promise->set_value(true);
   });

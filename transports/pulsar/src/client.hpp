@@ -15,26 +15,36 @@
 #include <vector>
 
 /// @file
-/// The private asynchronous Pulsar client the transport will be built on (issue 13, D-10,
+/// The private asynchronous Pulsar client the transport is built on (issue 13, D-10,
 /// spec/05-other-brokers.md §4), on Boost.Asio and the protocol codec (frame.hpp). No Asio or
 /// protobuf type is reachable from here.
 ///
-/// One `Client` is one TCP connection to the broker driven by one I/O thread of its own (an
+/// One `Client` holds a connection per broker address, driven by one I/O thread of its own (an
 /// io_context); every socket operation and every piece of connection state lives on that thread,
-/// public methods post their work onto it and wait for the answer. A lost connection (socket
-/// error, protocol violation, a peer silent for two keep-alive intervals) fails the requests and
-/// sends in flight with a transient TransportError, and is remade with the kit's Backoff
-/// (100 ms doubling to 5 s): topics are looked up again, producers and consumers re-created. The
-/// deliveries of the dead connection are never acknowledged on the new one (StaleDeliveryError).
+/// public methods post their work onto it and wait for the answer. Lookups go to the service
+/// URL's broker; a Redirect is followed to the broker it names (at most 8), and the producers and
+/// consumers of a topic use the connection to the broker that serves it, made on first use.
+/// A lost connection (socket error, protocol violation, a peer silent for two keep-alive
+/// intervals) fails the requests and sends in flight on it with a transient TransportError, and
+/// is remade with the kit's Backoff (100 ms doubling to 5 s) while topics of its broker have
+/// producers or consumers: topics are looked up again (they may have moved to another broker),
+/// producers and consumers re-created. The deliveries of a dead connection are never acknowledged
+/// on another (StaleDeliveryError).
+///
+/// pulsar+ssl:// (TLS on OpenSSL) speaks TLS to every broker, verifying its certificate against
+/// tls_trust_certs_file and its name against the host connected to. A token (ClientOptions::token)
+/// goes in CONNECT (auth method "token") and in the answer to a broker's AUTH_CHALLENGE; errors
+/// never contain it.
 
 namespace babelqueue::pulsar {
 
 /// Connection options.
 struct ClientOptions {
-  /// The broker's service URL, pulsar://host:port.
+  /// The broker's service URL, pulsar://host:port or pulsar+ssl://host:port (TLS).
   std::string service_url = "pulsar://127.0.0.1:6650";
   /// Token authentication when not empty: CONNECT with auth method `token` and the token as its
-  /// data, also the answer to the broker's AUTH_CHALLENGE.
+  /// data, also the answer to a broker's AUTH_CHALLENGE. A refused token is a ConfigError naming
+  /// the broker (never the token).
   std::string token = {};
   /// Our PING interval; a peer silent for two intervals is dead.
   std::chrono::milliseconds keepalive{30'000};
@@ -43,6 +53,15 @@ struct ClientOptions {
   /// Reconnect backoff (D-3): the first wait and the cap.
   std::chrono::milliseconds reconnect_initial{100};
   std::chrono::milliseconds reconnect_cap{5'000};
+  /// pulsar+ssl://: the PEM file of the CA certificates the brokers' certificates are verified
+  /// with; empty: OpenSSL's default paths (the system's CAs). Unreadable: ConfigError.
+  std::string tls_trust_certs_file = {};
+  /// pulsar+ssl://: check that the broker's certificate names the host connected to (DNS name or
+  /// IP address, subjectAltName or common name).
+  bool tls_verify_hostname = true;
+  /// pulsar+ssl://: accept any certificate, verifying neither its chain nor its name. For tests
+  /// only: it gives up the authentication of the broker.
+  bool tls_allow_insecure = false;
 };
 
 /// A message id as the broker assigns it; batch_index >= 0 for an entry of a batch.
@@ -70,7 +89,7 @@ struct Received {
   std::map<std::string, std::string> properties = {};
   std::optional<std::string> key = {};
   std::string payload = {};
-  /// The connection it arrived on (1 for the first, +1 per reconnect) and the consumer's
+  /// The connection it arrived on (Client::connection()'s number of it) and the consumer's
   /// incarnation on it (+1 per re-subscribe): an ack of another is refused (StaleDeliveryError).
   std::uint64_t connection = 0;
   std::uint64_t incarnation = 0;
@@ -156,6 +175,9 @@ class Consumer {
   /// REDELIVER_UNACKNOWLEDGED_MESSAGES for `message` (a negative ack): the broker redelivers
   /// it with redelivery_count + 1. StaleDeliveryError as ack().
   void negative_ack(const Received& message);
+  /// Whether `message` came on this consumer's current connection and incarnation (the
+  /// connection up): false once either is gone, when ack() would throw StaleDeliveryError.
+  [[nodiscard]] bool current(const Received& message) const;
   /// Messages received and not yet handed out by receive().
   [[nodiscard]] std::size_t buffered() const;
   [[nodiscard]] const std::string& topic() const { return topic_; }
@@ -179,21 +201,22 @@ struct LookupResult {
   int redirects = 0;
 };
 
-/// One Pulsar connection, its producers and consumers. Construction does no I/O: the I/O
-/// thread connects on first use.
+/// Pulsar connections (one per broker address), their producers and consumers. Construction
+/// does no I/O: the I/O thread connects on first use.
 ///
 /// Thread-safety: every method may be called from any thread at once, except from a callback
 /// running on the I/O thread (none is exposed).
 class Client {
  public:
-  /// @throws ConfigError when the service URL is not pulsar://host:port or an option is zero.
+  /// @throws ConfigError when the service URL is not pulsar://host:port or pulsar+ssl://host:port,
+  /// an option is zero, or tls_trust_certs_file cannot be read.
   explicit Client(ClientOptions options);
   /// close().
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  /// LOOKUP of `topic` (following redirects).
+  /// LOOKUP of `topic` on the service URL's broker, following redirects to the brokers they name.
   LookupResult lookup(const std::string& topic);
   /// PARTITIONED_METADATA: the topic's partitions (0: not partitioned); partition N of a
   /// partitioned topic is the topic `<topic>-partition-N`.
@@ -216,9 +239,10 @@ class Client {
   /// callers (ClosedError). Idempotent.
   void close();
 
-  /// The current connection's number: 0 before the first, then 1, +1 per reconnect.
+  /// How many connections were established (to any broker): 0 before the first, then 1, +1 per
+  /// connection or reconnect. A Received's `connection` is its connection's number.
   [[nodiscard]] std::uint64_t connection() const;
-  /// The protocol version both sides speak (the lower of ours and CONNECTED's), 0 before.
+  /// The protocol version both sides speak (the lower of ours and the last CONNECTED's), 0 before.
   [[nodiscard]] int protocol_version() const;
 
  private:

@@ -3,8 +3,8 @@
 //
 // PulsarTransport: the core binding's Pulsar rules (binding/pulsar.hpp: the PLS-5 properties,
 // the PLS-7 delivery count; the PLS-8 string gate of binding/common.hpp) on the private
-// asynchronous client (client.hpp), which owns the connection, lookups, producers, consumers,
-// flow permits and reconnects.
+// asynchronous client (client.hpp), which owns the connections (one per broker, TLS for
+// pulsar+ssl://), lookups, producers, consumers, flow permits and reconnects.
 
 #include <babelqueue/binding/common.hpp>
 #include <babelqueue/binding/pulsar.hpp>
@@ -38,9 +38,6 @@ using std::chrono::milliseconds;
 constexpr std::string_view kSchemaVersionProperty = "bq-schema-version";
 
 ClientOptions client_options(const Options& o) {
-  if (o.tls) {
-    throw ConfigError("pulsar: pulsar+ssl:// (TLS) is not supported by this build's client yet");
-  }
   if (o.port < 1 || o.port > 65535) throw ConfigError("pulsar options: port is not 1..65535");
   if (o.prefetch == 0) throw ConfigError("pulsar options: prefetch is 0");
   if (o.ack_batch == 0) throw ConfigError("pulsar options: ack_batch is 0");
@@ -51,8 +48,10 @@ ClientOptions client_options(const Options& o) {
   if (o.timeout <= milliseconds::zero()) throw ConfigError("pulsar options: timeout is not > 0");
   if (o.max_wait < milliseconds::zero()) throw ConfigError("pulsar options: max_wait is negative");
   ClientOptions c;
-  c.service_url = "pulsar://" + o.host + ":" + std::to_string(o.port);
+  c.service_url = (o.tls ? "pulsar+ssl://" : "pulsar://") + o.host + ":" + std::to_string(o.port);
   c.token = o.token;
+  c.tls_trust_certs_file = o.tls_ca_file;
+  c.tls_verify_hostname = o.tls_verify;
   c.operation_timeout = o.timeout;
   return c;
 }
@@ -230,7 +229,7 @@ class PulsarTransport::Impl {
     }
     PendingAck out{handle->consumer, std::move(*handle->held->received)};
     handle->held->received.reset();
-    if (out.received.connection != client.connection()) {
+    if (!out.consumer->current(out.received)) {
       return Error(ErrorCode::StaleDelivery,
                    "pulsar: " + std::string(operation) + " of a message of " + msg.queue +
                        " delivered on a connection that is gone; the broker redelivers it");

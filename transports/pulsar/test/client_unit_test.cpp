@@ -85,9 +85,18 @@ TEST(PulsarClientPendingSends, ReceiptsResolveTheirOwnSequence) {
 TEST(PulsarClientOptions, BadServiceUrlsAreConfigErrors) {
   for (const char* url :
        {"http://127.0.0.1:6650", "pulsar://127.0.0.1", "pulsar://:6650", "pulsar://h:0",
-        "pulsar://h:70000", "pulsar://h:66x", "pulsar+ssl://h:6651"}) {
+        "pulsar://h:70000", "pulsar://h:66x", "pulsar+ssl://h", "pulsar+ssl//h:6651"}) {
     EXPECT_THROW(Client(ClientOptions{.service_url = url}), ConfigError) << url;
   }
+  // TLS: a CA file that cannot be read is named; without one the system's CAs are used.
+  try {
+    Client(ClientOptions{.service_url = "pulsar+ssl://h:6651",
+                         .tls_trust_certs_file = "/nonexistent/ca.pem"});
+    ADD_FAILURE() << "an unreadable CA file was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/ca.pem"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(Client(ClientOptions{.service_url = "pulsar+ssl://h:6651"}));
   ClientOptions zero;
   zero.keepalive = std::chrono::milliseconds(0);
   EXPECT_THROW(Client{zero}, ConfigError);

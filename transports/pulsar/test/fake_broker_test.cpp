@@ -3,9 +3,10 @@
 //
 // The private Pulsar client (src/client.hpp, issue 13) against the scripted fake broker
 // (testing/peers/pulsar, support/fake_broker.hpp): what a real broker does not show on demand:
-// lookup redirects, partitioned-topic metadata, a dropped connection, chosen redelivery counts,
-// batches compressed as the Java and Go clients write them, a refused token, broker PINGs, a
-// CLOSE_CONSUMER, and the flow window seen from the broker's side.
+// lookup redirects (to the broker connected to and to another), partitioned-topic metadata, a
+// dropped connection, chosen redelivery counts, batches compressed as the Java and Go clients write
+// them, an accepted and a refused token, broker PINGs, a CLOSE_CONSUMER, and the flow window seen
+// from the broker's side.
 
 #include <babelqueue/testing/command.hpp>
 
@@ -122,27 +123,98 @@ TEST(PulsarClientOnFakeBroker, FollowsRedirectsToTheBrokerItIsConnectedTo) {
   }
 }
 
-TEST(PulsarClientOnFakeBroker, RedirectToAnotherBrokerIsAClearErrorAndThatBrokerServesIt) {
+// Sends numbered(first..first+count-1) with send_retrying().
+void send_numbered(Producer& producer, int first, int count) {
+  for (int i = first; i < first + count; ++i)
+    static_cast<void>(send_retrying(producer, numbered(i)));
+}
+
+// Receives and acks into `seen` until it holds `count` payloads (duplicates of a redelivery
+// allowed), failing after 10 s without a message; a stale ack (its connection gone) is skipped:
+// the broker redelivers that message.
+void receive_until(Consumer& consumer, std::set<std::string>& seen, std::size_t count) {
+  while (seen.size() < count) {
+    const Received message = receive_one(consumer);
+    try {
+      consumer.ack(message);
+    } catch (const StaleDeliveryError&) {
+      continue;
+    }
+    seen.insert(message.payload);
+  }
+}
+
+TEST(PulsarClientOnFakeBroker, RedirectToAnotherBrokerIsServedByAConnectionToIt) {
   BABELQUEUE_REQUIRE_FAKE_PULSAR();
   const FakeBroker fake;
   fake.control("redirect " + kTopic + " second");
   Client client(options_for(fake.url()));
-  try {
-    static_cast<void>(client.lookup(kTopic));
-    ADD_FAILURE() << "a redirect to another broker was taken for this one";
-  } catch (const TransportError& e) {
-    // One connection per client (client.hpp): not transient, and the message says where to go.
-    EXPECT_FALSE(e.is_transient());
-    EXPECT_THAT(e.what(), HasSubstr(fake.second_url()));
-    EXPECT_THAT(e.what(), HasSubstr(kTopic));
-  }
+  const LookupResult result = client.lookup(kTopic);
+  EXPECT_EQ(result.broker_url, fake.second_url());
+  EXPECT_EQ(result.redirects, 1);
 
-  // A client of the broker the redirect names is served (LOOKUP answers Connect there).
-  Client there(options_for(fake.second_url()));
-  EXPECT_EQ(there.lookup(kTopic).redirects, 0);
-  const auto consumer = there.subscribe(kTopic, {});
-  there.create_producer(kTopic)->send({"served by the second broker"});
-  EXPECT_EQ(receive_one(*consumer).payload, "served by the second broker");
+  // The producer and the consumer use a connection to the second listener (the first answers
+  // PRODUCER and SUBSCRIBE of the topic with ServiceNotReady): nothing is lost.
+  const auto consumer = client.subscribe(kTopic, {});
+  const auto producer = client.create_producer(kTopic);
+  send_numbered(*producer, 0, 100);
+  std::set<std::string> seen;
+  receive_until(*consumer, seen, 100);
+  const Json connections = fake.control("connections");
+  EXPECT_EQ(FakeBroker::number(connections, {"connects", "second"}), 1);
+  EXPECT_EQ(FakeBroker::number(connections, {"connects", "primary"}), 1);
+
+  // Both connections cut: the one to the second broker is remade (looked up again through the
+  // first), and the rest of the messages arrive there too.
+  EXPECT_GE(FakeBroker::number(fake.control("drop"), {"dropped"}), 2);
+  send_numbered(*producer, 100, 100);
+  receive_until(*consumer, seen, 200);
+  for (int i = 0; i < 200; ++i)
+    EXPECT_TRUE(seen.contains(numbered(i))) << numbered(i);
+  EXPECT_EQ(seen.size(), 200U);
+  EXPECT_GE(FakeBroker::number(fake.control("connections"), {"connects", "second"}), 2);
+  wait_until([&] { return sub_stat(fake, "backlog") == 0; }, "every message acked");
+  EXPECT_EQ(FakeBroker::number(fake.control("stats " + kTopic), {"entries"}), 200);
+}
+
+TEST(PulsarClientOnFakeBroker, SubscriptionCreationAndConfirmedAcksUseTheTopicsBroker) {
+  BABELQUEUE_REQUIRE_FAKE_PULSAR();
+  const FakeBroker fake;
+  fake.control("redirect " + kTopic + " second");
+  Client client(options_for(fake.url()));
+  // Made through the connection to the second listener (the first answers SUBSCRIBE of the topic
+  // with ServiceNotReady): the subscription exists, with no consumer, before anyone consumes.
+  client.create_subscription(kTopic, "babelqueue", SubscriptionType::Shared);
+  const auto producer = client.create_producer(kTopic);
+  send_numbered(*producer, 0, 10);
+  EXPECT_EQ(sub_stat(fake, "backlog"), 10);
+
+  // One ACK frame with a request id on the consumer's connection: when ack() returns, the
+  // broker's ACK_RESPONSE came, so the acks are applied.
+  const auto consumer = client.subscribe(kTopic, {});
+  std::vector<Received> received;
+  for (int i = 0; i < 10; ++i)
+    received.push_back(receive_one(*consumer));
+  EXPECT_TRUE(consumer->current(received.front()));
+  EXPECT_EQ(consumer->ack(received, true), 0U);
+  EXPECT_EQ(sub_stat(fake, "backlog"), 0);
+  EXPECT_EQ(sub_stat(fake, "consumer.acks"), 10);
+  const Json connections = fake.control("connections");
+  EXPECT_EQ(FakeBroker::number(connections, {"connects", "second"}), 1);
+  EXPECT_EQ(FakeBroker::number(connections, {"connects", "primary"}), 1);
+
+  // The connection to the second broker cut: what it delivered is no longer current, and a
+  // batch of it is left out (counted), nothing sent.
+  send_numbered(*producer, 10, 1);
+  const Received before = receive_one(*consumer);
+  EXPECT_GE(FakeBroker::number(fake.control("drop"), {"dropped"}), 2);
+  wait_until([&] { return !consumer->current(before); }, "the drop seen by the client");
+  EXPECT_EQ(consumer->ack(std::vector<Received>{before}, true), 1U);
+  // Redelivered on the new connection, and acked there.
+  std::set<std::string> seen;
+  receive_until(*consumer, seen, 1);
+  EXPECT_TRUE(seen.contains(numbered(10)));
+  wait_until([&] { return sub_stat(fake, "backlog") == 0; }, "the redelivered message acked");
 }
 
 TEST(PulsarClientOnFakeBroker, ReadsPartitionedMetadataAndThePartitionOfAMessage) {
@@ -309,18 +381,43 @@ TEST(PulsarClientOnFakeBroker, NothingIsLostWhenTheConnectionDropsMidRun) {
 TEST(PulsarClientOnFakeBroker, RefusedTokenIsAClearConfigError) {
   BABELQUEUE_REQUIRE_FAKE_PULSAR();
   const FakeBroker fake({"--token", "the-secret"});
-  Client client(options_for(fake.url()));  // the client sends no token
-  try {
-    static_cast<void>(client.lookup(kTopic));
-    ADD_FAILURE() << "the broker's refusal was not reported";
-  } catch (const ConfigError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("CONNECT to 127.0.0.1:"));
-    EXPECT_THAT(e.what(), HasSubstr("AuthenticationError"));
-    EXPECT_THAT(e.what(), HasSubstr("Unable to authenticate"));
-    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("the-secret")));
+  for (const std::string token : {"", "a-wrong-token"}) {
+    ClientOptions options = options_for(fake.url());
+    options.token = token;
+    Client client(options);
+    try {
+      static_cast<void>(client.lookup(kTopic));
+      ADD_FAILURE() << "the broker's refusal was not reported";
+    } catch (const ConfigError& e) {
+      EXPECT_FALSE(e.is_transient());
+      EXPECT_THAT(e.what(), HasSubstr("CONNECT to 127.0.0.1:"));
+      EXPECT_THAT(e.what(), HasSubstr("AuthenticationError"));
+      EXPECT_THAT(e.what(), HasSubstr("Unable to authenticate"));
+      EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("the-secret")));
+      if (!token.empty()) {
+        EXPECT_THAT(e.what(), ::testing::Not(HasSubstr(token)));
+      }
+    }
+    EXPECT_THROW(static_cast<void>(client.create_producer(kTopic)), ConfigError);
   }
-  EXPECT_THROW(static_cast<void>(client.create_producer(kTopic)), ConfigError);
-  EXPECT_GE(FakeBroker::number(fake.control("connections"), {"refused_auth"}), 2);
+  EXPECT_GE(FakeBroker::number(fake.control("connections"), {"refused_auth"}), 4);
+}
+
+TEST(PulsarClientOnFakeBroker, TokenIsAcceptedByEveryBroker) {
+  BABELQUEUE_REQUIRE_FAKE_PULSAR();
+  const FakeBroker fake({"--token", "the-secret"});
+  fake.control("redirect " + kTopic + " second");
+  ClientOptions options = options_for(fake.url());
+  options.token = "the-secret";
+  Client client(options);
+  const auto consumer = client.subscribe(kTopic, {});
+  client.create_producer(kTopic)->send({"authenticated"});
+  const Received message = receive_one(*consumer);
+  EXPECT_EQ(message.payload, "authenticated");
+  consumer->ack(message);
+  const Json connections = fake.control("connections");
+  EXPECT_EQ(FakeBroker::number(connections, {"refused_auth"}), 0);
+  EXPECT_EQ(FakeBroker::number(connections, {"connects", "second"}), 1);
 }
 
 TEST(PulsarClientOnFakeBroker, AnswersTheBrokersPingAndKeepsAliveWithItsOwn) {
@@ -415,6 +512,29 @@ TEST(PulsarClientOnFakeBroker, BrokerClosingTheConsumerResubscribesAndRefusesSta
   consumer->ack(again);
   wait_until([&] { return sub_stat(fake, "acked") == 1; }, "the ack");
   EXPECT_EQ(sub_stat(fake, "consumer.acks"), 1);
+}
+
+TEST(PulsarClientOnFakeBroker, ConsumerClosedByItsBrokerFollowsTheTopicToAnother) {
+  BABELQUEUE_REQUIRE_FAKE_PULSAR();
+  const FakeBroker fake;
+  fake.enqueue(message("held"));
+  Client client(options_for(fake.url()));
+  const auto consumer = client.subscribe(kTopic, {});
+  const Received held = receive_one(*consumer);
+  EXPECT_EQ(FakeBroker::number(fake.control("connections"), {"connects", "second"}), 0);
+
+  // The topic moves to the second broker (as an unload does): the consumer is looked up again
+  // and re-subscribes over a connection to it; the unacked message comes back there.
+  fake.control("redirect " + kTopic + " second");
+  EXPECT_EQ(FakeBroker::number(fake.control("close-consumers " + kTopic), {"closed"}), 1);
+  const Received again = receive_one(*consumer);
+  EXPECT_EQ(again.payload, "held");
+  EXPECT_NE(again.connection, held.connection) << "the connection to the second broker";
+  EXPECT_THROW(consumer->ack(held), StaleDeliveryError);
+  consumer->ack(again);
+  wait_until([&] { return sub_stat(fake, "acked") == 1; }, "the ack");
+  EXPECT_EQ(FakeBroker::number(fake.control("connections"), {"connects", "second"}), 1);
+  EXPECT_EQ(client.connection(), 2U) << "one connection per broker, none remade";
 }
 
 // ---- batches, as the Java and Go clients write them ----

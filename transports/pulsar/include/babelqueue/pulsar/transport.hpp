@@ -39,8 +39,9 @@ struct Options {
   int port = 6650;
   /// Token authentication (AuthenticationToken: auth method `token`) when not empty.
   std::string token = {};
-  /// pulsar+ssl://: TLS to the broker. Not supported by this build's client yet: a transport
-  /// with `tls` set refuses to start (ConfigError).
+  /// pulsar+ssl://: TLS (OpenSSL) to every broker, its certificate chain verified against
+  /// `tls_ca_file` (empty: the system's CAs; unreadable: ConfigError at construction) and, with
+  /// `tls_verify`, its name against the host connected to.
   bool tls = false;
   std::string tls_ca_file = {};
   bool tls_verify = true;
