@@ -12,6 +12,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -124,24 +125,14 @@ class ArtemisTransport::Impl {
       const auto gate = binding::artemis::schema_version_gate(it->second);
       if (gate.reject) {
         m.route = gate.route;
-        version_rejected(gate.version, queue);
+        spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
+                                            logger, "artemis");
       }
     }
     auto held = std::make_shared<amqp10::HeldDelivery>();
     held->delivery.emplace(std::move(delivery));
     m.handle = Handle{std::move(held)};
     return m;
-  }
-
-  void version_rejected(std::string_view version, std::string_view queue) const {
-    if (!options.on_schema_version_rejected) return;
-    try {
-      options.on_schema_version_rejected(version, queue);
-    } catch (const std::exception& e) {
-      log(LogLevel::Error, std::string("artemis: on_schema_version_rejected threw: ") + e.what());
-    } catch (...) {
-      log(LogLevel::Error, "artemis: on_schema_version_rejected threw an unknown exception");
-    }
   }
 
   void log(LogLevel level, const std::string& text) const { log_to(logger, level, text); }

@@ -13,6 +13,7 @@
 #include <babelqueue/azureservicebus/transport.hpp>
 #include <babelqueue/binding/azureservicebus.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 
 #include <proton/binary.hpp>
 #include <proton/error.hpp>
@@ -232,7 +233,8 @@ class ServiceBusTransport::Impl {
       const auto gate = binding::azureservicebus::schema_version_gate(it->second);
       if (gate.reject) {
         m.route = gate.route;
-        version_rejected(gate.version, queue);
+        spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
+                                            logger, "azureservicebus");
       }
     }
     auto held = std::make_shared<Held>();
@@ -304,19 +306,6 @@ class ServiceBusTransport::Impl {
     } catch (const std::exception& e) {
       log(LogLevel::Warning,
           std::string("azureservicebus: an unreadable renew-lock reply: ") + e.what());
-    }
-  }
-
-  void version_rejected(std::string_view version, std::string_view queue) const {
-    if (!options.on_schema_version_rejected) return;
-    try {
-      options.on_schema_version_rejected(version, queue);
-    } catch (const std::exception& e) {
-      log(LogLevel::Error,
-          std::string("azureservicebus: on_schema_version_rejected threw: ") + e.what());
-    } catch (...) {
-      log(LogLevel::Error,
-          "azureservicebus: on_schema_version_rejected threw an unknown exception");
     }
   }
 

@@ -15,6 +15,7 @@
 #include <babelqueue/spi/backoff.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
 #include <babelqueue/spi/prefetch_buffer.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 #include <babelqueue/spi/text.hpp>
 #include <babelqueue/spi/unshared.hpp>
 #include <babelqueue/sqs/transport.hpp>
@@ -603,23 +604,13 @@ class SqsTransport::Impl {
       const auto gate = binding::schema_version_gate(in.schema_version);
       if (gate.reject) {
         m.route = gate.route;
-        version_rejected(gate.version, queue);
+        spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
+                                            options.logger, "sqs");
       }
       m.handle = Handle{std::move(r)};
       out.push_back(std::move(m));
     }
     return out;
-  }
-
-  void version_rejected(std::string_view version, std::string_view queue) const {
-    if (!options.on_schema_version_rejected) return;
-    try {
-      options.on_schema_version_rejected(version, queue);
-    } catch (const std::exception& e) {
-      log(LogLevel::Error, std::string("sqs: on_schema_version_rejected threw: ") + e.what());
-    } catch (...) {
-      log(LogLevel::Error, "sqs: on_schema_version_rejected threw an unknown exception");
-    }
   }
 
   static std::vector<ReservationPtr> reservations_of(const std::vector<ReceivedMessage>& messages) {
