@@ -178,13 +178,7 @@ ConsumeMode parse_consume_mode(std::string_view text) {
 }
 
 Options parse_url(std::string_view url, Options base) {
-  try {
-    return parse(url, std::move(base));
-  } catch (const ConfigError& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("URL ")) what.remove_prefix(4);  // the kit's "URL <redacted URL>: ..."
-    throw ConfigError("amqp URL: " + std::string(what));
-  }
+  return spi::with_url_context("amqp", [&] { return parse(url, std::move(base)); });
 }
 
 namespace detail {

@@ -75,13 +75,7 @@ Options parse(std::string_view url, Options o) {
 }  // namespace
 
 Options parse_url(std::string_view url, Options base) {
-  try {
-    return parse(url, std::move(base));
-  } catch (const ConfigError& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("URL ")) what.remove_prefix(4);
-    throw ConfigError("artemis URL: " + std::string(what));
-  }
+  return spi::with_url_context("artemis", [&] { return parse(url, std::move(base)); });
 }
 
 }  // namespace babelqueue::artemis

@@ -152,13 +152,7 @@ Assignor parse_assignor(std::string_view text) {
 }
 
 Options parse_url(std::string_view url, Options base) {
-  try {
-    return parse(url, std::move(base));
-  } catch (const ConfigError& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("URL ")) what.remove_prefix(4);
-    throw ConfigError("kafka URL: " + std::string(what));
-  }
+  return spi::with_url_context("kafka", [&] { return parse(url, std::move(base)); });
 }
 
 }  // namespace babelqueue::kafka

@@ -169,13 +169,7 @@ bool valid_queue_name(std::string_view name) noexcept {
 }  // namespace detail
 
 Options parse_url(std::string_view url, Options base) {
-  try {
-    return parse(url, std::move(base));
-  } catch (const ConfigError& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("URL ")) what.remove_prefix(4);
-    throw ConfigError("sqs URL: " + std::string(what));
-  }
+  return spi::with_url_context("sqs", [&] { return parse(url, std::move(base)); });
 }
 
 std::string dead_letter_name(std::string_view queue,
