@@ -287,6 +287,11 @@ TEST(PulsarClientToken, TheBrokerAcceptsItsTokenAndRefusesAForgedOne) {
     EXPECT_TRUE(refused.is(ErrorCode::Config)) << refused.error().what();
     EXPECT_THAT(refused.error().what(), HasSubstr("AuthenticationError"));
     EXPECT_THAT(refused.error().what(), ::testing::Not(HasSubstr(options.token)));
+    const auto popped = transport.pop("token-transport-refused", milliseconds(2'000));
+    ASSERT_FALSE(popped.has_value()) << "popped with a forged token";
+    EXPECT_EQ(popped.error().code(), ErrorCode::Config) << popped.error().what();
+    EXPECT_FALSE(popped.error().is_transient());
+    EXPECT_THAT(popped.error().what(), ::testing::Not(HasSubstr(options.token)));
   }
   Client forged(options);
   try {

@@ -106,6 +106,15 @@ babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::
   return babelqueue::testing::run_command(argv);
 }
 
+babelqueue::testing::CommandResult run_node_peer(const std::string& script,
+                                                 const std::vector<std::string>& args,
+                                                 const std::string& input) {
+  if (const auto reason = fake_broker_unavailable()) throw std::runtime_error(*reason);
+  std::vector<std::string> argv = {*node_executable(), script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return babelqueue::testing::run_command(argv, {{"NODE_PATH", *packages().dir}}, input);
+}
+
 FakeBroker::FakeBroker(std::vector<std::string> args) {
   if (const auto reason = fake_broker_unavailable()) throw std::runtime_error(*reason);
   BrokerProcess::Spec spec;

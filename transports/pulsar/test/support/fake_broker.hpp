@@ -24,6 +24,14 @@ std::optional<std::string> fake_broker_unavailable();
 // URL}: its pulsar-flex checks against that broker), and returns its exit status and output.
 babelqueue::testing::CommandResult run_fake_broker_check(const std::vector<std::string>& args);
 
+// Runs `node script args` with NODE_PATH set to the node_modules of testing/peers/pulsar
+// (pulsar-flex 1.1.1 among them), `input` on its stdin: an independent client for the interop
+// tests. Throws std::runtime_error when fake_broker_unavailable() (check it first:
+// BABELQUEUE_REQUIRE_FAKE_PULSAR).
+babelqueue::testing::CommandResult run_node_peer(const std::string& script,
+                                                 const std::vector<std::string>& args,
+                                                 const std::string& input = {});
+
 // The scripted fake Pulsar broker (testing/peers/pulsar/peer.js, its README) as a test fixture,
 // on the testing kit's BrokerProcess: node on 127.0.0.1 and three free ports (the broker, a
 // second listener lookups can redirect to, the control channel), stopped by PID, its stderr in
