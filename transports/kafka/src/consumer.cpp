@@ -79,14 +79,10 @@ void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::
   handle->epoch = epoch;
   handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
-  Incoming in = incoming(record_value(message), handle->headers.view());
+  Incoming in = incoming(msg, record_value(message), handle->headers.view());
   handle->original_value = std::move(in.original_value);
 
-  msg.body = std::move(in.body);
   msg.queue = queue_;
-  msg.headers = std::move(in.headers);
-  msg.route = std::move(in.route);
-  msg.decoded = std::move(in.decoded);
   if (message.key != nullptr)
     msg.key.emplace(static_cast<const char*>(message.key), message.key_len);
   if (!msg.route.empty() && options_.on_schema_version_rejected) {
@@ -164,17 +160,8 @@ Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
   const RdKafka::ErrorCode err =
       message ? static_cast<RdKafka::ErrorCode>(message->err) : RdKafka::ERR__TIMED_OUT;
   switch (err) {
-    case RdKafka::ERR_NO_ERROR: {
-      std::optional<std::uint64_t> epoch;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        epoch = tracker_.hand_out(message->partition, message->offset);
-      }
-      if (!epoch) return std::optional<ReceivedMessage>();
-      Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>(std::in_place));
-      received(**out, *message, *epoch);
-      return out;
-    }
+    case RdKafka::ERR_NO_ERROR:
+      return take_record(*message);
     case RdKafka::ERR__TIMED_OUT:
     case RdKafka::ERR__PARTITION_EOF: {
       const Status committed = commit(false);
@@ -200,6 +187,19 @@ Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
       return e;
     }
   }
+}
+
+Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t& message) {
+  // One named result on every path, so it is built in the caller's place (NRVO): the message
+  // is not moved on its way out.
+  Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>{});
+  std::optional<std::uint64_t> epoch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    epoch = tracker_.hand_out(message.partition, message.offset);
+  }
+  if (epoch) received(out->emplace(), message, *epoch);
+  return out;
 }
 
 Status Consumer::ack(const Handle& handle) {

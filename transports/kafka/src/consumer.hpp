@@ -118,6 +118,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   MessagePtr poll(int timeout_ms);
   /// A pop's outcome for what `poll` returned.
   Result<std::optional<ReceivedMessage>> take(MessagePtr message);
+  /// take() of a record (no error): the message, or none when its partition is not assigned.
+  Result<std::optional<ReceivedMessage>> take_record(rd_kafka_message_t& message);
   void set_paused(bool paused);
   Status commit(bool sync);
   void note_commit_error(const Error& error);

@@ -59,13 +59,15 @@ class OffsetTracker {
     const auto it = partitions_.find(partition);
     if (it == partitions_.end()) return false;
     auto& outstanding = it->second.outstanding;
+    if (!outstanding.empty() && outstanding.front().first == offset) {
+      // The usual case, settled in order: no search.
+      if (outstanding.front().second != epoch) return false;
+      outstanding.pop_front();
+      return true;
+    }
     const auto at = find(outstanding, offset);
     if (at == outstanding.end() || at->first != offset || at->second != epoch) return false;
-    if (at == outstanding.begin()) {
-      outstanding.pop_front();  // the usual case: settled in order
-    } else {
-      outstanding.erase(at);
-    }
+    outstanding.erase(at);
     return true;
   }
 

@@ -89,15 +89,15 @@ Headers text_headers(HeaderViews headers) {
   return out;
 }
 
-Incoming incoming(std::string value, HeaderViews headers) {
+Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers) {
   Incoming in;
-  in.headers = text_headers(headers);
+  msg.headers = text_headers(headers);
   binding::GateDecision gate =
       binding::schema_version_gate(first_header(headers, "bq-schema-version"));
   if (gate.reject) {
-    in.route = std::move(gate.route);
+    msg.route = std::move(gate.route);
     in.rejected_version = std::move(gate.version);
-    in.body = std::move(value);
+    msg.body = std::move(value);
     return in;
   }
   std::optional<std::int64_t> attempts;
@@ -106,11 +106,11 @@ Incoming incoming(std::string value, HeaderViews headers) {
   }
   binding::kafka::Reconciliation reconciled = binding::kafka::reconcile(value, attempts);
   if (reconciled.body) {
-    in.body = std::move(*reconciled.body);
+    msg.body = std::move(*reconciled.body);
     in.original_value = std::move(value);
   } else {
-    in.body = std::move(value);
-    in.decoded = std::move(reconciled.decoded);
+    msg.body = std::move(value);
+    msg.decoded = std::move(reconciled.decoded);
   }
   return in;
 }

@@ -55,21 +55,18 @@ OutgoingRecord outgoing(std::string topic, std::string body, const Headers& ride
 /// OB-4: every non-null header as text, the first occurrence of a name winning.
 [[nodiscard]] Headers text_headers(HeaderViews headers);
 
-/// The consume side of a record (KFK-8..KFK-10).
+/// What the consume side of a record leaves beside the message's fields (KFK-9, KFK-10).
 struct Incoming {
-  std::string body;
-  /// The value bytes as received, set only when `body` is a KFK-10 rewrite of them.
+  /// The value bytes as received, set only when the body is a KFK-10 rewrite of them.
   std::optional<std::string> original_value;
-  Headers headers;
-  /// Set when the schema-version gate rejected (then `body` is the value untouched).
-  std::string route;
-  /// The rejected version, for the OB-6 hook.
+  /// The version the gate rejected (then `route` is set), for the OB-6 hook.
   std::string rejected_version;
-  /// `body` decoded, when deciding the KFK-10 rewrite decoded it (ReceivedMessage::decoded).
-  std::optional<Envelope> decoded;
 };
 
-/// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record.
-Incoming incoming(std::string value, HeaderViews headers);
+/// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record: sets
+/// `msg`'s body, headers (OB-4), route (when the gate rejected: then the body is the value
+/// untouched) and decoded (when deciding the KFK-10 rewrite decoded it). `msg` is the one the
+/// caller hands out, so the envelope is not moved again on its way to the App.
+Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers);
 
 }  // namespace babelqueue::kafka::detail

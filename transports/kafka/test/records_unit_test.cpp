@@ -52,54 +52,62 @@ TEST(KafkaRecords, ConsumeHeadersFirstWinsNullSkipped) {  // OB-4
   EXPECT_EQ(first_header(views(wire), "zz"), std::nullopt);
 }
 
+// A record's consume side: the message incoming() fills and what it leaves beside it.
+struct Consumed {
+  ReceivedMessage msg;
+  Incoming in;
+};
+Consumed consumed(std::string value, const RecordHeaders& headers) {
+  Consumed c;
+  c.in = incoming(c.msg, std::move(value), views(headers));
+  return c;
+}
+
 TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
-  const Incoming in =
-      incoming(order_created(), views({{"bq-schema-version", "2"}, {"bq-attempts", "5"}}));
-  EXPECT_EQ(in.route, binding::unsupported_route("2"));
-  EXPECT_EQ(in.rejected_version, "2");
-  EXPECT_EQ(in.body, order_created()) << "a rejected record is not rewritten";
-  EXPECT_FALSE(in.original_value.has_value());
+  const Consumed c = consumed(order_created(), {{"bq-schema-version", "2"}, {"bq-attempts", "5"}});
+  EXPECT_EQ(c.msg.route, binding::unsupported_route("2"));
+  EXPECT_EQ(c.in.rejected_version, "2");
+  EXPECT_EQ(c.msg.body, order_created()) << "a rejected record is not rewritten";
+  EXPECT_FALSE(c.in.original_value.has_value());
+  EXPECT_FALSE(c.msg.decoded.has_value());
+  EXPECT_EQ(c.msg.headers.at("bq-attempts"), "5") << "OB-4: the headers are delivered too";
 }
 
 TEST(KafkaRecords, GateUsesTheFirstOccurrenceAndANullIsAbsent) {  // KFK-9
-  EXPECT_TRUE(
-      incoming(order_created(), views({{"bq-schema-version", "1"}, {"bq-schema-version", "9"}}))
-          .route.empty());
-  EXPECT_FALSE(
-      incoming(order_created(), views({{"bq-schema-version", "9"}, {"bq-schema-version", "1"}}))
-          .route.empty());
-  EXPECT_TRUE(
-      incoming(order_created(), views({{"bq-schema-version", std::nullopt}})).route.empty());
-  EXPECT_TRUE(incoming(order_created(), views({{"bq-schema-version", " "}})).route.empty());
-  EXPECT_FALSE(incoming(order_created(), views({{"bq-schema-version", " 1"}})).route.empty());
+  EXPECT_TRUE(consumed(order_created(), {{"bq-schema-version", "1"}, {"bq-schema-version", "9"}})
+                  .msg.route.empty());
+  EXPECT_FALSE(consumed(order_created(), {{"bq-schema-version", "9"}, {"bq-schema-version", "1"}})
+                   .msg.route.empty());
+  EXPECT_TRUE(consumed(order_created(), {{"bq-schema-version", std::nullopt}}).msg.route.empty());
+  EXPECT_TRUE(consumed(order_created(), {{"bq-schema-version", " "}}).msg.route.empty());
+  EXPECT_FALSE(consumed(order_created(), {{"bq-schema-version", " 1"}}).msg.route.empty());
 }
 
 TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
-  const Incoming same = incoming(order_created(), views({{"bq-attempts", "0"}}));
-  EXPECT_EQ(same.body, order_created()) << "equal: bytes untouched (ENV-37)";
-  EXPECT_FALSE(same.original_value.has_value());
-  ASSERT_TRUE(same.decoded.has_value()) << "decoded to decide: handed to the App (decode once)";
-  EXPECT_EQ(encode(*same.decoded), encode(decode(same.body)));
+  const Consumed same = consumed(order_created(), {{"bq-attempts", "0"}});
+  EXPECT_EQ(same.msg.body, order_created()) << "equal: bytes untouched (ENV-37)";
+  EXPECT_FALSE(same.in.original_value.has_value());
+  ASSERT_TRUE(same.msg.decoded.has_value()) << "decoded to decide: handed to the App (decode once)";
+  EXPECT_EQ(encode(*same.msg.decoded), encode(decode(same.msg.body)));
+  EXPECT_EQ(same.msg.headers.at("bq-attempts"), "0");
 
-  const Incoming two = incoming(order_created(), views({{"bq-attempts", " +2 "}}));
-  ASSERT_TRUE(two.original_value.has_value());
-  EXPECT_EQ(*two.original_value, order_created());
-  EXPECT_FALSE(two.decoded.has_value());
-  const auto contract = binding::contract_of(two.body);
+  const Consumed two = consumed(order_created(), {{"bq-attempts", " +2 "}});
+  ASSERT_TRUE(two.in.original_value.has_value());
+  EXPECT_EQ(*two.in.original_value, order_created());
+  EXPECT_FALSE(two.msg.decoded.has_value());
+  const auto contract = binding::contract_of(two.msg.body);
   ASSERT_TRUE(contract.has_value());
   EXPECT_EQ(contract->attempts, 2);
   EXPECT_EQ(contract->urn, binding_test::kUrn);
 
   for (const char* absent : {"-1", "x", "99999999999999999999"}) {
-    EXPECT_EQ(incoming(order_created(), views({{"bq-attempts", absent}})).body, order_created())
+    EXPECT_EQ(consumed(order_created(), {{"bq-attempts", absent}}).msg.body, order_created())
         << absent;
   }
-  EXPECT_EQ(incoming(order_created(), views({{"bq-attempts", std::nullopt}})).body,
-            order_created());
-  const Incoming first =
-      incoming(order_created(), views({{"bq-attempts", "4"}, {"bq-attempts", "0"}}));
-  EXPECT_EQ(binding::contract_of(first.body)->attempts, 4);
-  EXPECT_EQ(incoming("not json", views({{"bq-attempts", "3"}})).body, "not json");
+  EXPECT_EQ(consumed(order_created(), {{"bq-attempts", std::nullopt}}).msg.body, order_created());
+  const Consumed first = consumed(order_created(), {{"bq-attempts", "4"}, {"bq-attempts", "0"}});
+  EXPECT_EQ(binding::contract_of(first.msg.body)->attempts, 4);
+  EXPECT_EQ(consumed("not json", {{"bq-attempts", "3"}}).msg.body, "not json");
 }
 
 }  // namespace
