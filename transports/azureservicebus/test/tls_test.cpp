@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@ namespace babelqueue::azureservicebus::test {
 namespace {
 
 using babelqueue::testing::kWithin;
+using babelqueue::testing::pop_message;
 
 constexpr std::string_view kKey = "tls-secret-key-7";  // the peer's shared access key (name k)
 
@@ -59,11 +61,10 @@ class ServiceBusTls : public ::testing::Test {
     const std::string body =
         encode(make("urn:babel:orders:created", Json::object({{"n", 1}}), {.queue = queue}));
     ASSERT_TRUE(t.publish(queue, body).ok());
-    auto got = t.pop(queue, kWithin);
-    ASSERT_TRUE(got.has_value()) << got.error().what();
-    ASSERT_TRUE(got->has_value());
-    EXPECT_EQ((*got)->body, body);
-    EXPECT_TRUE(t.ack(**got).ok());
+    const std::optional<ReceivedMessage> got = pop_message(t, queue, kWithin);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->body, body);
+    EXPECT_TRUE(t.ack(*got).ok());
     babelqueue::testing::eventually([&] { return peer_->count(queue, "active") == 0; }, kWithin);
     EXPECT_EQ(peer_->count(queue, "active"), 0);
     EXPECT_EQ(peer_->count(queue, "locked"), 0);
