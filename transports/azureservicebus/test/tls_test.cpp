@@ -73,7 +73,7 @@ class ServiceBusTls : public ::testing::Test {
   // A publish that must fail (a refused handshake): its error names the TLS failure, not the key.
   static void refused(const std::string& url) {
     const std::string queue = babelqueue::testing::unique_queue_name();
-    ServiceBusTransport t(url + "&timeout=3000");
+    ServiceBusTransport t(url + "&timeout=1500");
     const Status st = t.publish(queue, "{}");
     ASSERT_FALSE(st.ok()) << "published over an unverified TLS connection";
     const std::string what = st.error().what();
@@ -121,7 +121,7 @@ TEST_F(ServiceBusTls, ASB1_VerifyOffSkipsOnlyTheNameCheck) {
 TEST_F(ServiceBusTls, ASB1_PlainTcpOnTheTlsListenerFails) {
   const std::string queue = babelqueue::testing::unique_queue_name();
   ServiceBusTransport t("sb://k:" + std::string(kKey) +
-                        "@127.0.0.1:" + std::to_string(peer_->port()) + "?tls=0&timeout=3000");
+                        "@127.0.0.1:" + std::to_string(peer_->port()) + "?tls=0&timeout=1500");
   EXPECT_FALSE(t.publish(queue, "{}").ok());
   EXPECT_EQ(peer_->count(queue, "active"), 0);
 }
