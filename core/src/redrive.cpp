@@ -214,7 +214,7 @@ class Run {
       result_.status = std::move(error);
       return false;
     }
-    ack(p.msg);
+    if (caps_.restorer == nullptr || !caps_.restorer->restores_in_place(p.msg)) ack(p.msg);
     ++result_.skipped;
     result_.items.push_back(std::move(item));
     return true;

@@ -623,6 +623,30 @@ TEST(Redrive, HLP20_RestorerIsPreferredForRestores) {
   EXPECT_EQ(t.acked, std::vector<std::string>{"not json"});
 }
 
+// A Restorer that puts the delivery itself back (Service Bus abandons a $DeadLetterQueue message):
+// the restored delivery is not acknowledged; a redriven one is.
+TEST(Redrive, HLP20_ARestoreInPlaceIsNotAcknowledged) {
+  class InPlace : public Restoring {
+   public:
+    using Restoring::Restoring;
+    [[nodiscard]] bool restores_in_place(const ReceivedMessage& source) const override {
+      return source.queue == "dlq";
+    }
+  };
+  InMemoryTransport base;
+  ASSERT_TRUE(base.publish("dlq", "not json").ok());
+  const std::string record = dead_lettered(base, "dlq", "urn:babel:orders:created", "orders");
+  InPlace t(base);
+
+  const RedriveResult res = babelqueue::redrive(t, "dlq", quick());
+  ASSERT_TRUE(res.ok()) << res.status.error().what();
+  EXPECT_EQ(res.skipped, 1U);
+  EXPECT_EQ(res.redriven, 1U);
+  ASSERT_EQ(t.restored.size(), 1U);
+  EXPECT_EQ(t.restored[0].body, "not json");
+  EXPECT_EQ(t.acked, std::vector<std::string>{record}) << "the restored delivery was acknowledged";
+}
+
 TEST(Redrive, HLP20_AckFailureIsReportedAndTheRunGoesOn) {
   InMemoryTransport base;
   dead_lettered(base, "dlq", "urn:babel:orders:created", "orders");

@@ -109,7 +109,8 @@ struct RedriveResult {
 ///   publish carries `bq-replay-bypass: 1` (item `bypassed`); otherwise a KeyedRepublisher
 ///   re-publishes it with the delivery's record key; otherwise plain `publish`.
 ///
-/// Restore = write the ORIGINAL bytes back to `dead_letter_queue`, then acknowledge the delivery.
+/// Restore = write the ORIGINAL bytes back to `dead_letter_queue`, then acknowledge the delivery
+/// (not when `Restorer::restores_in_place`: the restore itself put the delivery back).
 /// The write uses, in order of preference: `Restorer::restore` (bytes, headers and key);
 /// `KeyedRepublisher::republish` (bytes and key; headers only if that transport copies them
 /// from the source); `HeaderPublisher::publish_with_headers` when the delivery had headers;

@@ -234,6 +234,12 @@ class BABELQUEUE_EXPORT Restorer {
   virtual ~Restorer() = default;
   /// Writes `source.body` with `source.headers` and `source.key` back to `source.queue`.
   virtual Status restore(const ReceivedMessage& source) = 0;
+  /// True when `restore(source)` puts the delivery itself back instead of writing a copy (a
+  /// queue that takes no writes: a Service Bus `$DeadLetterQueue` message is abandoned in place);
+  /// the delivery is then settled, and the caller must not acknowledge it.
+  [[nodiscard]] virtual bool restores_in_place(const ReceivedMessage& /*source*/) const {
+    return false;
+  }
 };
 
 /// The dead-letter suffix of RT-7 when neither the App nor the transport names another.

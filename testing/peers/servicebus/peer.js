@@ -11,11 +11,13 @@
 //
 // Usage: node peer.js [--key-name k] [--key v] [--lock-duration-ms 30000]
 //                     [--max-delivery-count 10] [--entities a,b,...] [--port 0] [--control-port 0]
+//                     [--tls-cert server.pem --tls-key server.key]
 // Prints "listening 127.0.0.1:PORT" then "control 127.0.0.1:PORT" on stdout, then runs until
 // SIGTERM/SIGINT or the control command "quit". Diagnostics go to stderr.
 'use strict';
 
 const crypto = require('crypto');
+const fs = require('fs');
 const net = require('net');
 const rhea = require('rhea');
 const rheaMessage = require('rhea/lib/message.js');
@@ -33,6 +35,8 @@ function parseOptions(argv) {
     entities: null, // null: entities are created on first use
     port: 0,
     controlPort: 0,
+    tlsCert: null, // PEM files: the AMQP listener speaks TLS (amqps) when both are given
+    tlsKey: null,
   };
   const numeric = {
     '--lock-duration-ms': 'lockDurationMs',
@@ -47,6 +51,8 @@ function parseOptions(argv) {
     if (name === '--key-name') options.keyName = value;
     else if (name === '--key') options.key = value;
     else if (name === '--entities') options.entities = value.split(',').filter((e) => e !== '');
+    else if (name === '--tls-cert') options.tlsCert = value;
+    else if (name === '--tls-key') options.tlsKey = value;
     else if (numeric[name]) {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 0) throw new Error(`option ${name} needs a whole number, got ${value}`);
@@ -54,6 +60,7 @@ function parseOptions(argv) {
     } else throw new Error(`unknown option ${name}`);
   }
   if (options.maxDeliveryCount < 1) throw new Error('--max-delivery-count must be at least 1');
+  if ((options.tlsCert === null) !== (options.tlsKey === null)) throw new Error('--tls-cert and --tls-key go together');
   return options;
 }
 
@@ -219,11 +226,12 @@ function moveToDeadLetter(entity, stored, reason, description) {
   schedule(dlq);
 }
 
-// Abandon, lock expiry: one more delivery counted; MaxDeliveryCount moves it to the DLQ.
+// Abandon, lock expiry: one more delivery counted; MaxDeliveryCount moves it to the DLQ (not in a
+// $DeadLetterQueue itself: as in the service, its messages stay until they are completed).
 function returnToQueue(entity, stored) {
   releaseLock(stored);
   stored.deliveryCount += 1;
-  if (stored.deliveryCount >= options.maxDeliveryCount) {
+  if (stored.deliveryCount >= options.maxDeliveryCount && !entity.name.toLowerCase().endsWith(DLQ_SUFFIX)) {
     moveToDeadLetter(entity, stored, 'MaxDeliveryCountExceeded',
       `Message could not be consumed after ${options.maxDeliveryCount} delivery attempts.`);
     return;
@@ -840,14 +848,25 @@ const controlServer = net.createServer((socket) => {
 
 // ---------------------------------------------------------------- start and stop
 
-const listener = container.listen({ host: '127.0.0.1', port: options.port });
+function listenOptions() {
+  const plain = { host: '127.0.0.1', port: options.port };
+  if (options.tlsCert === null) return plain;
+  try {
+    return { ...plain, transport: 'tls', cert: fs.readFileSync(options.tlsCert), key: fs.readFileSync(options.tlsKey) };
+  } catch (e) {
+    log(`cannot read the TLS certificate or key: ${e.message}`);
+    process.exit(2);
+  }
+}
+
+const listener = container.listen(listenOptions());
 listener.on('error', (e) => {
   log(`cannot listen: ${e.message}`);
   process.exit(1);
 });
 listener.on('listening', () => {
   controlServer.listen(options.controlPort, '127.0.0.1', () => {
-    process.stdout.write(`listening 127.0.0.1:${listener.address().port}\n`);
+    process.stdout.write(`listening 127.0.0.1:${listener.address().port}${options.tlsCert === null ? '' : ' tls'}\n`);
     process.stdout.write(`control 127.0.0.1:${controlServer.address().port}\n`);
   });
 });

@@ -14,6 +14,7 @@
 #include <babelqueue/binding/azureservicebus.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
 #include <babelqueue/spi/schema_gate.hpp>
+#include <babelqueue/spi/text.hpp>
 
 #include <proton/binary.hpp>
 #include <proton/error.hpp>
@@ -54,6 +55,13 @@ constexpr std::int64_t kMaxCounted = 10'000;
 std::string base_entity(std::string_view address) {
   const std::size_t at = address.find("/$");
   return std::string(address.substr(0, at));
+}
+
+// "orders/$DeadLetterQueue" (any case): a dead-letter sub-queue, which takes no sends.
+bool is_dead_letter_queue(std::string_view address) {
+  constexpr std::string_view kSuffix = "/$DeadLetterQueue";
+  return address.size() >= kSuffix.size() &&
+         spi::iequals_ascii(address.substr(address.size() - kSuffix.size()), kSuffix);
 }
 
 // The `se` of a SAS token (its expiry), or nullopt.
@@ -513,6 +521,15 @@ Result<std::vector<PeekedMessage>> ServiceBusTransport::peek(std::string_view qu
                               });
   if (!s.ok()) return s.error();
   return out;
+}
+
+Status ServiceBusTransport::restore(const ReceivedMessage& source) {
+  if (restores_in_place(source)) return rewind(source);
+  return publish_with_headers(source.queue, source.body, source.headers);
+}
+
+bool ServiceBusTransport::restores_in_place(const ReceivedMessage& source) const {
+  return is_dead_letter_queue(source.queue);
 }
 
 void ServiceBusTransport::close() {

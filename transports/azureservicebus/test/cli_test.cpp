@@ -61,6 +61,60 @@ TEST_F(ServiceBusCliTest, DeadLettersAreListedAndCounted) {
   EXPECT_EQ(peer().count(default_dead_letter_name(queue()), "locked"), 0) << "list locked it";
 }
 
+// dlq redrive on <queue>.dlq (an ordinary entity): the record goes back to QUEUE as a fresh
+// message and is completed in the dead-letter entity.
+TEST_F(ServiceBusCliTest, DlqRedriveMovesTheRecordBack) {
+  const std::string id = cli::test::dead_lettered_via_cli(peer().url(), queue());
+  cli::test::redrive_one_via_cli(peer().url(), queue(), id);
+  const std::string dlq = default_dead_letter_name(queue());
+  EXPECT_EQ(count_becomes(dlq, "active", 0), 0);
+  EXPECT_EQ(peer().count(dlq, "locked"), 0);
+  auto t = transport();
+  auto m = pop_message(*t, queue(), kWithin);
+  ASSERT_TRUE(m.has_value());
+  cli::test::expect_redriven_copy(m->body, id);
+  ASSERT_TRUE(t->ack(*m).ok());
+}
+
+// dlq redrive on the native <queue>/$DeadLetterQueue (what hand_to_broker in dead_letter mode
+// and MaxDeliveryCount fill; it takes no sends): an envelope is redriven to its meta.queue, a
+// poison record is kept by abandoning it in place (not sent back, not completed).
+TEST_F(ServiceBusCliTest, DlqRedriveOfTheNativeDeadLetterQueueKeepsWhatItCannotReplay) {
+  auto t = transport("native_dead_letter=dead_letter");
+  const Envelope env = make(cli::test::kCliUrn, Json::object({{"n", 1}}), {.queue = queue()});
+  const std::string id(env.meta().id);
+  ASSERT_TRUE(t->publish(queue(), encode(env)).ok());
+  ASSERT_TRUE(t->publish(queue(), "not json").ok());
+  for (int i = 0; i < 2; ++i) {
+    auto m = pop_message(*t, queue(), kWithin);
+    ASSERT_TRUE(m.has_value());
+    ASSERT_TRUE(t->hand_to_broker(*m, "test").ok());
+  }
+  const std::string native = queue() + "/$DeadLetterQueue";
+  ASSERT_EQ(count_becomes(native, "active", 2), 2);
+
+  const CliRun r = run_cli({"dlq", "redrive", "--url", peer().url(), "--dlq", native});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, "redriven " + id + " " + cli::test::kCliUrn + " " + native + " -> " + queue() +
+                       "\nkept - (no dead_letter block) in " + native + "\n1 redriven, 1 kept in " +
+                       native + "\n");
+  EXPECT_EQ(r.err, "") << r;
+  // The poison record is still there, unlocked, once (abandoned, not copied).
+  EXPECT_EQ(count_becomes(native, "locked", 0), 0);
+  EXPECT_EQ(peer().count(native, "active"), 1);
+  const Json kept = stored(native);
+  ASSERT_EQ(kept.size(), 1U) << kept.dump();
+  const CliRun list = run_cli({"dlq", "list", "--url", peer().url(), "--dlq", native});
+  ASSERT_EQ(list.exit_code, 0) << list;
+  EXPECT_EQ(list.out.rfind("(undecodable record)\t", 0), 0U) << list;
+  EXPECT_EQ(lines_of(list.out).size(), 1U) << list;
+  // The envelope is back in the queue as a fresh message.
+  auto m = pop_message(*t, queue(), kWithin);
+  ASSERT_TRUE(m.has_value());
+  cli::test::expect_redriven_copy(m->body, id);
+  ASSERT_TRUE(t->ack(*m).ok());
+}
+
 TEST_F(ServiceBusCliTest, ABadUrlOptionExitsTwoNamingItNeverTheKey) {
   const CliRun r = run_cli({"publish", "--url", "sb://k:secret-key-9@127.0.0.1?tls=0&prefetch=-1",
                             "--queue", queue(), cli::test::kCliUrn, "{}"});

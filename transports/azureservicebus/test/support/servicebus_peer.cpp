@@ -3,6 +3,7 @@
 #include "servicebus_peer.hpp"
 
 #include <babelqueue/testing/command.hpp>
+#include <babelqueue/testing/tls_certificates.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -88,17 +89,25 @@ std::optional<std::string> ServiceBusPeer::unavailable() {
   return tools().missing;
 }
 
-ServiceBusPeer::ServiceBusPeer(std::vector<std::string> args) {
+ServiceBusPeer::ServiceBusPeer(std::vector<std::string> args, bool tls) {
   if (const auto why = unavailable()) throw std::runtime_error(*why);
   BrokerProcess::Spec spec;
   spec.name = "servicebus-peer";
   spec.ports = 2;
-  spec.launch = [args](const BrokerProcess& p) {
+  spec.launch = [args, tls](const BrokerProcess& p) {
     BrokerProcess::Launch launch;
     launch.argv = {tools().node,     BABELQUEUE_SERVICEBUS_PEER_DIR "/peer.js",
                    "--port",         std::to_string(p.port(0)),
                    "--control-port", std::to_string(p.port(1))};
     launch.argv.insert(launch.argv.end(), args.begin(), args.end());
+    if (tls) {
+      const auto openssl = babelqueue::testing::find_executable("openssl", BABELQUEUE_OPENSSL);
+      if (!openssl) throw std::runtime_error("openssl not found: the peer's TLS listener needs it");
+      const std::string dir = p.dir() + "/tls";
+      babelqueue::testing::make_test_certificates(*openssl, dir);
+      launch.argv.insert(launch.argv.end(),
+                         {"--tls-cert", dir + "/server.pem", "--tls-key", dir + "/server.key"});
+    }
     launch.env = {{"NODE_PATH", tools().modules}};
     return launch;
   };

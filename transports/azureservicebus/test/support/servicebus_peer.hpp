@@ -20,8 +20,11 @@ namespace babelqueue::azureservicebus::test {
 
 class ServiceBusPeer {
  public:
-  /// Peer options beside the ports, e.g. {"--lock-duration-ms", "1500"}.
-  explicit ServiceBusPeer(std::vector<std::string> args = {});
+  /// Peer options beside the ports, e.g. {"--lock-duration-ms", "1500"}. With `tls` its AMQP
+  /// listener speaks TLS with a certificate for localhost / 127.0.0.1 signed by a throwaway CA
+  /// (the testing kit's make_test_certificates, into the peer's directory): ca_file() trusts it,
+  /// wrong_ca_file() does not.
+  explicit ServiceBusPeer(std::vector<std::string> args = {}, bool tls = false);
 
   /// Why the peer cannot run here (no node/npm, the npm install failed), or nullopt.
   static std::optional<std::string> unavailable();
@@ -40,6 +43,8 @@ class ServiceBusPeer {
   std::int64_t count(const std::string& entity, const std::string& field);
 
   [[nodiscard]] const babelqueue::testing::BrokerProcess& process() const { return *process_; }
+  [[nodiscard]] std::string ca_file() const { return process_->dir() + "/tls/ca.pem"; }
+  [[nodiscard]] std::string wrong_ca_file() const { return process_->dir() + "/tls/wrong-ca.pem"; }
 
  private:
   std::unique_ptr<babelqueue::testing::BrokerProcess> process_;

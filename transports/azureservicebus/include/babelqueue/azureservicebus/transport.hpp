@@ -152,6 +152,10 @@ BABELQUEUE_EXPORT std::string sas_token(std::string_view resource_uri, std::stri
 /// Inspector: `peek` through `$management` com.microsoft:peek-message (nothing is locked);
 /// `stats` counts what a peek sees (no AMQP operation reports entity counts).
 ///
+/// Restorer (for `redrive`): a delivery of an entity is written back as a copy with its
+/// application properties; one of a `$DeadLetterQueue` (which takes no sends) is abandoned in
+/// place, unchanged.
+///
 /// Errors: a refused token, a missing entity or refused access are ConfigError (never the key or
 /// token); a lost connection is transient (the transport reconnects with backoff, puts the tokens
 /// again and reopens its links); a settle of a delivery whose connection is gone is StaleDelivery
@@ -164,7 +168,8 @@ class BABELQUEUE_EXPORT ServiceBusTransport final : public Transport,
                                                     public BatchPublisher,
                                                     public Rewinder,
                                                     public BrokerDeadLetter,
-                                                    public Inspector {
+                                                    public Inspector,
+                                                    public Restorer {
  public:
   /// Validates `options` (ConfigError on a bad value); no I/O.
   explicit ServiceBusTransport(Options options);
@@ -198,6 +203,10 @@ class BABELQUEUE_EXPORT ServiceBusTransport final : public Transport,
   Status hand_to_broker(const ReceivedMessage& msg, std::string_view why) override;
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
+  /// A copy to `source.queue` with `source.headers`; abandon when it is a `$DeadLetterQueue`.
+  Status restore(const ReceivedMessage& source) override;
+  /// True for a delivery of a `$DeadLetterQueue` (restore abandons it: settled).
+  [[nodiscard]] bool restores_in_place(const ReceivedMessage& source) const override;
 
  private:
   class Impl;
