@@ -89,6 +89,13 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 
 /// A Transport over Apache Pulsar (binary protocol).
 ///
+/// Partitioned topics: on the first use of a queue (and again after every reconnect) the
+/// transport asks the topic's partitions (PARTITIONED_METADATA); 0 is a topic of its own. Of a
+/// topic with N partitions, partition n is the topic `<topic>-partition-<n>`: a message with a
+/// key (`republish` and `restore` of a message that had one) goes to partition
+/// (Murmur3_32(key) & 0x7fffffff) % N, Pulsar's Murmur3_32Hash routing, the others round robin;
+/// `pop` consumes every partition through a consumer each (`prefetch` permits each), in turn.
+///
 /// Publish (PLS-4, PLS-5): the body bytes verbatim as the payload, the core binding's string
 /// properties (`binding::pulsar::properties`: `bq-job`, `bq-trace-id`, `bq-message-id`,
 /// `bq-schema-version`, `bq-source-lang`, `bq-attempts`, riders as extra properties); one
@@ -131,6 +138,8 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
                                                 public HeaderPublisher,
                                                 public BatchPublisher,
+                                                public KeyedRepublisher,
+                                                public Restorer,
                                                 public Rewinder,
                                                 public Flusher,
                                                 public Inspector {
@@ -161,6 +170,14 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   Status publish_with_headers(std::string_view queue, std::string body,
                               const Headers& headers) override;
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
+  /// `publish` with the message key of `source` (a message of another client's producer that
+  /// had one): the key's partition of a partitioned topic, the key of a Key_Shared subscription.
+  /// Without a key, as `publish`.
+  Status republish(std::string_view queue, std::string body,
+                   const ReceivedMessage& source) override;
+  /// Writes `source.body` with `source.headers` as its properties verbatim and `source.key` to
+  /// `source.queue` (a redrive's write-back).
+  Status restore(const ReceivedMessage& source) override;
   /// A negative ack (PLS-10): the broker redelivers the message with redelivery_count + 1.
   Status rewind(const ReceivedMessage& msg) override;
   /// Sends the pending acks now.
