@@ -6,6 +6,7 @@
 // connection is cut. The transport asks PARTITIONED_METADATA again after the reconnect, publishes
 // to the new partition and consumes it too.
 
+#include <babelqueue/json.hpp>
 #include <babelqueue/pulsar/transport.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "fake_broker.hpp"
 
@@ -77,6 +79,44 @@ TEST(PulsarTransportOnFakeBroker, APartitionAddedWhileDisconnectedIsUsedAfterThe
     ASSERT_TRUE(t.ack(**m).ok());
   }
   EXPECT_TRUE(t.flush().ok());
+}
+
+// Three partitions with three messages each, all prefetched: pops take from the partitions in
+// turn (the one after the partition that gave the last message first), so none waits for
+// another to be drained.
+TEST(PulsarTransportOnFakeBroker, PopsTakeFromThePartitionsInTurn) {
+  BABELQUEUE_REQUIRE_FAKE_PULSAR();
+  const FakeBroker fake;
+  fake.control("partition " + kTopic + " 3");
+  for (int p = 0; p < 3; ++p) {
+    for (int i = 0; i < 3; ++i) {
+      std::string topic = kTopic + "-partition-";
+      topic += std::to_string(p);
+      fake.enqueue(Json::object({{"topic", topic}, {"payload", std::to_string(p)}}));
+    }
+  }
+  PulsarTransport t(fake.url() + "?timeout=10000");
+  auto first = t.pop(kQueue, milliseconds(10'000));
+  ASSERT_TRUE(first.has_value() && first->has_value());
+  // Wait until every partition's consumer holds its messages.
+  const auto delivered = [&](int p) {
+    std::string command = "stats " + kTopic + "-partition-";
+    command += std::to_string(p);
+    command += " babelqueue";
+    return FakeBroker::number(fake.control(command),
+                              {"subscriptions", "babelqueue", "consumers", "0", "delivered"});
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (delivered(0) + delivered(1) + delivered(2) < 9) {
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "not every message was prefetched";
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  const int last = std::stoi((*first)->body);
+  for (int n = 1; n <= 8; ++n) {
+    auto m = t.pop(kQueue, milliseconds(10'000));
+    ASSERT_TRUE(m.has_value() && m->has_value());
+    EXPECT_EQ(std::stoi((*m)->body), (last + n) % 3) << "pop " << n;
+  }
 }
 
 }  // namespace
