@@ -52,7 +52,8 @@ struct Options {
   /// The subscription every `pop` consumes through (PLS-2).
   std::string subscription = "babelqueue";
   SubscriptionType subscription_type = SubscriptionType::Shared;
-  /// FLOW permits per queue: the prefetch window (messages on their way or buffered).
+  /// FLOW permits per queue (per partition of a partitioned topic): the prefetch window (messages
+  /// on their way or buffered).
   std::uint32_t prefetch = 100;
   /// Acks sent in one ACK frame (the kit's AckBatcher): sent once this many are pending, before a
   /// `pop` that has to wait for the broker, on `flush()` and `close()` (these two wait for the
