@@ -220,5 +220,41 @@ TEST_F(PulsarPartitionTest, RewindAndAckGoToThePartitionTheMessageCameFrom) {
   EXPECT_TRUE(nothing_left(queue()));
 }
 
+// PLS-11 on partitioned topics: a queue and its `.dlq` of 2 partitions each; failures are
+// retried, then dead-lettered into the DLQ's partitions; `queue stats` counts them (the sum).
+TEST_F(PulsarPartitionTest, DeadLettersGoToAPartitionedDlq) {
+  partition(2);
+  ASSERT_EQ(admin_put(server(),
+                      "/admin/v2/persistent/public/default/" + queue() + ".dlq/partitions", "2"),
+            204);
+  const std::shared_ptr<PulsarTransport> t = inspecting();
+  AppOptions options;
+  options.max_attempts = 2;
+  options.dead_letter = true;
+  options.poll_timeout = milliseconds(500);
+  App app(t, options);
+  std::set<std::string> ids;
+  for (int n = 0; n < 4; ++n)
+    ids.insert(app.publish(kUrn, Json::object({{"n", n}}), {.queue = queue()}));
+  app.handle(kUrn,
+             [](Context&, const Envelope&) { return Status(Error(ErrorCode::Handler, "no")); });
+  EXPECT_TRUE(app.drain(queue(), 8).status.ok());
+  ASSERT_TRUE(t->flush().ok());
+  const Result<QueueStats> stats = t->stats(queue(), "");
+  ASSERT_TRUE(stats.has_value()) << stats.error().what();
+  EXPECT_EQ(stats->ready, 0);
+  EXPECT_EQ(stats->dead_letter, 4);
+  // Round robin: two in each partition of the DLQ.
+  std::set<std::string> dead;
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    RawPulsar raw(server().port(), kWithin);
+    raw.subscribe(partition_topic(topic_for(queue() + ".dlq"), p), "check-dlq",
+                  proto::CommandSubscribe::Exclusive, 100);
+    for (int i = 0; i < 2; ++i)
+      dead.emplace(decode(raw.receive().message.payload).meta().id);
+  }
+  EXPECT_EQ(dead, ids);
+}
+
 }  // namespace
 }  // namespace babelqueue::pulsar::test
