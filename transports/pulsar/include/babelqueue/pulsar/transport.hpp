@@ -186,13 +186,14 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   /// From the admin REST API's topic stats (`admin_url`): the subscription's backlog less its
   /// unacknowledged messages (`ready`), its unacknowledged messages (`in_flight`), its consumers,
   /// and the backlog of the dead-letter topic's subscription (`dead_letter`); a topic the broker
-  /// does not know counts 0. No `delayed`. Without `admin_url` every figure is nullopt and the
-  /// details name the option.
+  /// does not know counts 0. No `delayed`. Of a partitioned topic: the sums of its
+  /// partitioned stats, and a detail line per partition. Without `admin_url` every figure is
+  /// nullopt and the details name the option.
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0: all) messages of the subscription's backlog from its head, through the
   /// admin REST API's peek (`.../subscription/<name>/position/<n>`), properties as headers; a
-  /// batch of another client's producer peeks as its raw batch payload. Without `admin_url`: a
-  /// ConfigError naming the option.
+  /// batch of another client's producer peeks as its raw batch payload; a partitioned topic
+  /// partition after partition. Without `admin_url`: a ConfigError naming the option.
   Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
  private:
