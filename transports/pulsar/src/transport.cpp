@@ -374,10 +374,15 @@ class PulsarTransport::Impl {
     return out;
   }
 
-  // Sends the pending acks: one ACK frame per consumer and run; `confirmed`: each waits for the
+  // Sends the pending acks: one ACK frame per consumer; `confirmed`: each waits for the
   // broker's ACK_RESPONSE (flush() and close(): the broker has applied them when they return).
   Status flush_acks(bool confirmed) {
     return acks.flush([this, confirmed](std::vector<PendingAck>& pending) -> Status {
+      // The acks of one consumer together (a partitioned topic's interleave): one frame each.
+      std::stable_sort(pending.begin(), pending.end(),
+                       [](const PendingAck& a, const PendingAck& b) {
+                         return std::less<>()(a.consumer.get(), b.consumer.get());
+                       });
       std::size_t sent = 0;
       try {
         while (sent < pending.size()) {
