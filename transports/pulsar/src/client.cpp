@@ -205,6 +205,12 @@ struct ConsumerState {
   [[nodiscard]] bool current(std::uint64_t number, std::uint64_t generation) const {
     return number != 0 && number == serving.load() && generation == incarnation.load();
   }
+
+  // Wakes receive() and the doorbell's waiter (messages arrived, or closed).
+  void wake() {
+    cv.notify_all();
+    if (options.doorbell) options.doorbell->ring();
+  }
 };
 
 using Stream = asio::ssl::stream<tcp::socket>;
@@ -1043,7 +1049,7 @@ struct ClientState {
       for (auto& one : out)
         consumer.queue.push_back(std::move(one));
     }
-    consumer.cv.notify_all();
+    consumer.wake();
   }
 
   // A message of `consumer` was handed out: FLOW again once half the window is.
@@ -1078,7 +1084,7 @@ struct ClientState {
         std::lock_guard<std::mutex> lock(consumer->mu);
         consumer->closed = true;
       }
-      consumer->cv.notify_all();
+      consumer->wake();
     }
     for (auto& [key, c] : connections) {
       c->resolver.cancel();
@@ -1173,7 +1179,7 @@ void Client::close() {
       std::lock_guard<std::mutex> lock(consumer->mu);
       consumer->closed = true;
     }
-    consumer->cv.notify_all();
+    consumer->wake();
   }
 }
 
@@ -1423,6 +1429,24 @@ void Consumer::negative_ack(const Received& message) {
 
 bool Consumer::current(const Received& message) const {
   return state_->current(message.connection, message.incarnation);
+}
+
+std::uint64_t Doorbell::rung() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return rung_;
+}
+
+bool Doorbell::wait(std::uint64_t seen, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this, seen] { return rung_ != seen; });
+}
+
+void Doorbell::ring() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    ++rung_;
+  }
+  cv_.notify_all();
 }
 
 std::size_t Consumer::buffered() const {

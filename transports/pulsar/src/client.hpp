@@ -6,10 +6,12 @@
 #include <babelqueue/pulsar/transport.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,12 +99,33 @@ struct Received {
 
 enum class InitialPosition { Latest, Earliest };
 
+/// Wakes a caller that waits on several consumers at once (the partitions of a topic): each
+/// consumer given it in ConsumerOptions::doorbell rings it when messages arrive for it and when
+/// the client closes.
+///
+/// Thread-safety: every method may be called from any thread at once.
+class Doorbell {
+ public:
+  /// How often it rang so far.
+  [[nodiscard]] std::uint64_t rung() const;
+  /// Waits until it rang more than `seen` times, at most `timeout`; whether it did.
+  bool wait(std::uint64_t seen, std::chrono::milliseconds timeout);
+  void ring();
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t rung_ = 0;
+};
+
 struct ConsumerOptions {
   std::string subscription = "babelqueue";
   SubscriptionType type = SubscriptionType::Shared;
   InitialPosition position = InitialPosition::Earliest;
   /// FLOW permits: messages on their way or waiting; re-issued as half of them are handed out.
   std::uint32_t prefetch = 100;
+  /// Rung as messages arrive and when the client closes (none: only receive() waits).
+  std::shared_ptr<Doorbell> doorbell = {};
 };
 
 /// An error as a value: what crosses from the I/O thread to a caller, who throws it

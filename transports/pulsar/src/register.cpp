@@ -18,7 +18,7 @@ spi::TransportFactory factory() {
       {"subscription", "subscription", "Pulsar: subscription name (default babelqueue)"},
       {"subscription-type", "subscription_type",
        "Pulsar: Shared (default), Exclusive, Failover or Key_Shared"},
-      {"prefetch", "prefetch", "Pulsar: flow permits per queue (default 100)"},
+      {"prefetch", "prefetch", "Pulsar: flow permits per queue and partition (default 100)"},
       {"topic-prefix", "topic_prefix", "Pulsar: prefix of every topic name (default none)"},
   };
   f.open = [](std::string_view url, const OpenOptions& options) -> std::shared_ptr<Transport> {

@@ -18,6 +18,7 @@
 #include <babelqueue/spi/uri.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
@@ -28,6 +29,7 @@
 
 #include "admin.hpp"
 #include "client.hpp"
+#include "partition.hpp"
 
 namespace babelqueue::pulsar {
 namespace {
@@ -36,6 +38,8 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kSchemaVersionProperty = "bq-schema-version";
+// More partitions than any broker allows (maxNumPartitionsPerPartitionedTopic) are a bad answer.
+constexpr std::int64_t kMaxPartitions = 100'000;
 
 ClientOptions client_options(const Options& o) {
   if (o.port < 1 || o.port > 65535) throw ConfigError("pulsar options: port is not 1..65535");
@@ -66,6 +70,27 @@ struct Held {
 struct Handle {
   std::shared_ptr<Consumer> consumer;
   std::shared_ptr<Held> held;
+};
+
+using Producers = std::vector<std::shared_ptr<Producer>>;
+using Consumers = std::vector<std::shared_ptr<Consumer>>;
+
+// A queue's topic, its partitions and its producers and consumers: one for the topic, or one
+// per partition (`<topic>-partition-N`). The vectors are replaced (never changed in place) as
+// partitions are added, so a caller keeps the snapshot it took.
+struct QueueState {
+  std::string topic;
+  std::mutex mu;  // guards what follows but `next_partition`
+  bool asked = false;
+  std::uint32_t partitions = 0;  // 0: not partitioned
+  std::uint64_t checked = 0;     // Client::connection() when the partitions were asked
+  std::shared_ptr<const Producers> producers;
+  std::shared_ptr<const Consumers> consumers;
+  // Rung by each partition's consumer as messages arrive: `pop` waits on all of them at once.
+  std::shared_ptr<Doorbell> doorbell = std::make_shared<Doorbell>();
+  // Round robin of the messages without a key; the partition `pop` looks at first.
+  std::atomic<std::uint32_t> next_partition{0};
+  std::size_t next_consumer = 0;  // `pop` only (one at a time per queue)
 };
 
 struct PendingAck {
@@ -113,31 +138,103 @@ class PulsarTransport::Impl {
     return m;
   }
 
-  std::shared_ptr<Producer> producer(std::string_view queue) {
-    const std::lock_guard lock(producers_mu);
-    const auto found = producers.find(queue);
-    if (found != producers.end()) return found->second;
-    const std::string topic = topic_of(options, queue);
-    // The subscription first: a topic without one keeps nothing beyond its retention, so what
-    // is published before the first consumer (a dead-letter topic nobody consumes yet) would be
-    // lost.
-    client.create_subscription(topic, options.subscription, options.subscription_type);
-    auto created = client.create_producer(topic);
-    producers.emplace(std::string(queue), created);
-    return created;
+  // The state of `queue`, made on first use.
+  std::shared_ptr<QueueState> queue_state(std::string_view queue) {
+    const std::lock_guard lock(queues_mu);
+    const auto found = queues.find(queue);
+    if (found != queues.end()) return found->second;
+    auto made = std::make_shared<QueueState>();
+    made->topic = topic_of(options, queue);
+    queues.emplace(std::string(queue), made);
+    return made;
   }
 
-  std::shared_ptr<Consumer> consumer(std::string_view queue) {
-    const std::lock_guard lock(consumers_mu);
-    const auto found = consumers.find(queue);
-    if (found != consumers.end()) return found->second;
+  // Under q.mu: the topic's partitions (PARTITIONED_METADATA), asked on first use and again
+  // after every reconnect. A count that grew adds partitions; any other change is logged and the
+  // count kept (Pulsar cannot shrink a partitioned topic).
+  void refresh(QueueState& q) {
+    if (q.asked && q.checked == client.connection()) return;
+    const std::uint32_t n = client.partitions(q.topic);
+    if (n > kMaxPartitions) {
+      throw TransportError("pulsar: PARTITIONED_METADATA " + q.topic + " answered " +
+                           std::to_string(n) + " partitions (more than " +
+                           std::to_string(kMaxPartitions) + ")");
+    }
+    if (!q.asked) {
+      q.partitions = n;
+    } else if (n > q.partitions && q.partitions > 0) {
+      log(LogLevel::Info, "pulsar: " + q.topic + " grew from " + std::to_string(q.partitions) +
+                              " to " + std::to_string(n) + " partitions");
+      q.partitions = n;
+    } else if (n != q.partitions) {
+      log(LogLevel::Warning, "pulsar: " + q.topic + " now reports " + std::to_string(n) +
+                                 " partitions; the transport keeps " +
+                                 std::to_string(q.partitions));
+    }
+    q.asked = true;
+    q.checked = client.connection();
+  }
+
+  // `slots` grown to one per partition of `q` (one for a topic of its own) by `make(topic)`; the
+  // vector is replaced as each is made, so what was made before a failure stays.
+  template <class T, class Make>
+  static std::shared_ptr<const std::vector<std::shared_ptr<T>>> grow(
+      const QueueState& q, std::shared_ptr<const std::vector<std::shared_ptr<T>>>& slots,
+      Make make) {
+    const std::size_t want = std::max<std::size_t>(1, q.partitions);
+    if (slots && slots->size() == want) return slots;
+    std::vector<std::shared_ptr<T>> made;
+    if (slots) made = *slots;
+    while (made.size() < want) {
+      made.push_back(make(q.partitions == 0
+                              ? q.topic
+                              : partition_topic(q.topic, static_cast<std::uint32_t>(made.size()))));
+      slots = std::make_shared<const std::vector<std::shared_ptr<T>>>(made);
+    }
+    return slots;
+  }
+
+  // The producers of `queue`: one for the topic, or one per partition.
+  std::pair<std::shared_ptr<const Producers>, std::shared_ptr<QueueState>> producers(
+      std::string_view queue) {
+    std::shared_ptr<QueueState> q = queue_state(queue);
+    const std::lock_guard lock(q->mu);
+    refresh(*q);
+    auto made = grow(*q, q->producers, [this](const std::string& topic) {
+      // The subscription first: a topic without one keeps nothing beyond its retention, so what
+      // is published before the first consumer (a dead-letter topic nobody consumes yet) would
+      // be lost.
+      client.create_subscription(topic, options.subscription, options.subscription_type);
+      return client.create_producer(topic);
+    });
+    return {std::move(made), std::move(q)};
+  }
+
+  // The consumers of `queue`: one for the topic, or one per partition (each with the prefetch
+  // window, all ringing the queue's doorbell).
+  std::pair<std::shared_ptr<const Consumers>, std::shared_ptr<QueueState>> consumers(
+      std::string_view queue) {
+    std::shared_ptr<QueueState> q = queue_state(queue);
+    const std::lock_guard lock(q->mu);
+    refresh(*q);
     ConsumerOptions c;
     c.subscription = options.subscription;
     c.type = options.subscription_type;
     c.prefetch = options.prefetch;
-    auto created = client.subscribe(topic_of(options, queue), c);
-    consumers.emplace(std::string(queue), created);
-    return created;
+    if (q->partitions > 0) c.doorbell = q->doorbell;
+    auto made = grow(*q, q->consumers,
+                     [this, &c](const std::string& topic) { return client.subscribe(topic, c); });
+    return {std::move(made), std::move(q)};
+  }
+
+  // The producer of `message`: by its key's hash (partition_of_key) when it has one, else the
+  // next partition in turn.
+  static const std::shared_ptr<Producer>& route(const Producers& to, QueueState& q,
+                                                const OutgoingMessage& message) {
+    if (to.size() == 1) return to.front();
+    const auto n = static_cast<std::uint32_t>(to.size());
+    if (message.key) return to[partition_of_key(*message.key, n)];
+    return to[q.next_partition.fetch_add(1, std::memory_order_relaxed) % n];
   }
 
   // Sends `messages` in order, pipelined, and waits for every receipt (D-9). A send that fails
@@ -151,11 +248,11 @@ class PulsarTransport::Impl {
     while (true) {
       std::optional<Error> last;
       try {
-        const std::shared_ptr<Producer> p = producer(queue);
+        const auto [to, q] = producers(queue);
         std::vector<std::future<SendResult>> receipts;
         receipts.reserve(messages.size());
         for (const OutgoingMessage& m : messages)
-          receipts.push_back(p->send_async(m));
+          receipts.push_back(route(*to, *q, m)->send_async(m));
         std::vector<OutgoingMessage> again;
         for (std::size_t i = 0; i < receipts.size(); ++i) {
           const Clock::time_point now = Clock::now();
@@ -185,6 +282,46 @@ class PulsarTransport::Impl {
       if (guard.closed()) return guard.error("publish");
       if (Clock::now() + wait >= deadline) return *last;
       if (!pause.wait_for(wait)) return guard.error("publish");
+    }
+  }
+
+  // flush_acks(false) before a pop waits for the broker; a failure is logged (the broker
+  // redelivers what was not acked).
+  void flush_before_wait() {
+    if (const Status flushed = flush_acks(false); !flushed.ok()) {
+      log(LogLevel::Warning, std::string("pulsar: sending acks failed: ") + flushed.error().what());
+    }
+  }
+
+  // The next message of any partition's consumer of `from`, looked for from the partition after
+  // the one that gave the last (so each gets its turn), waiting up to `wait` on the queue's
+  // doorbell; `consumer` names the one it came from.
+  static std::optional<Received> take_any(const Consumers& from, QueueState& q,
+                                          const std::shared_ptr<Consumer>*& consumer) {
+    for (std::size_t k = 0; k < from.size(); ++k) {
+      const std::size_t i = (q.next_consumer + k) % from.size();
+      if (std::optional<Received> r = from[i]->receive(milliseconds::zero())) {
+        q.next_consumer = i + 1;
+        consumer = &from[i];
+        return r;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Received> receive_any(const Consumers& from, QueueState& q, milliseconds wait,
+                                      const std::shared_ptr<Consumer>*& consumer) {
+    std::uint64_t seen = q.doorbell->rung();
+    if (std::optional<Received> r = take_any(from, q, consumer)) return r;
+    flush_before_wait();
+    const Clock::time_point deadline = Clock::now() + wait;
+    while (true) {
+      if (std::optional<Received> r = take_any(from, q, consumer)) return r;
+      const Clock::time_point now = Clock::now();
+      if (now >= deadline) return std::nullopt;
+      if (q.doorbell->wait(seen, std::chrono::ceil<milliseconds>(deadline - now))) {
+        seen = q.doorbell->rung();
+      }
     }
   }
 
@@ -237,10 +374,15 @@ class PulsarTransport::Impl {
     return out;
   }
 
-  // Sends the pending acks: one ACK frame per consumer and run; `confirmed`: each waits for the
+  // Sends the pending acks: one ACK frame per consumer; `confirmed`: each waits for the
   // broker's ACK_RESPONSE (flush() and close(): the broker has applied them when they return).
   Status flush_acks(bool confirmed) {
     return acks.flush([this, confirmed](std::vector<PendingAck>& pending) -> Status {
+      // The acks of one consumer together (a partitioned topic's interleave): one frame each.
+      std::stable_sort(pending.begin(), pending.end(),
+                       [](const PendingAck& a, const PendingAck& b) {
+                         return std::less<>()(a.consumer.get(), b.consumer.get());
+                       });
       std::size_t sent = 0;
       try {
         while (sent < pending.size()) {
@@ -304,12 +446,42 @@ class PulsarTransport::Impl {
     return response;
   }
 
-  // The subscription's entry of `queue`'s topic stats; nullopt when the topic or subscription
-  // does not exist.
-  std::optional<Json> subscription_stats(std::string_view queue) const {
-    const auto response = admin_get("queue stats", admin_path(queue) + "/stats");
+  // The partitions of `queue`'s topic as the admin API reports them (0: not partitioned, or no
+  // such topic).
+  std::uint32_t admin_partitions(std::string_view operation, std::string_view queue) const {
+    const auto response = admin_get(operation, admin_path(queue) + "/partitions");
+    if (!response) return 0;
+    const std::int64_t n = count_of(Json::parse(response->body), "partitions");
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(n, 0, kMaxPartitions));
+  }
+
+  // The subscription's entry of the stats of `queue`'s topic: of `/partitioned-stats` (the sums
+  // over the partitions) when it is partitioned, with a detail line per partition, else of
+  // `/stats`; nullopt when the topic or subscription does not exist.
+  std::optional<Json> subscription_stats(
+      std::string_view queue, std::vector<std::pair<std::string, std::string>>* details) const {
+    const std::uint32_t partitions = admin_partitions("queue stats", queue);
+    const auto response = admin_get(
+        "queue stats",
+        admin_path(queue) + (partitions > 0 ? "/partitioned-stats?perPartition=true" : "/stats"));
     if (!response) return std::nullopt;
     const Json stats = Json::parse(response->body);
+    if (partitions > 0 && details != nullptr) {
+      const Json* each = stats.find("partitions");
+      for (std::uint32_t n = 0; n < partitions; ++n) {
+        const Json* one =
+            each == nullptr ? nullptr : each->find(partition_topic(topic_of(options, queue), n));
+        const std::optional<Json> sub = one == nullptr ? std::nullopt : subscription_of(*one);
+        details->emplace_back("partition " + std::to_string(n),
+                              "backlog " + std::to_string(sub ? count_of(*sub, "msgBacklog") : 0) +
+                                  ", unacked " +
+                                  std::to_string(sub ? count_of(*sub, "unackedMessages") : 0));
+      }
+    }
+    return subscription_of(stats);
+  }
+
+  std::optional<Json> subscription_of(const Json& stats) const {
     const Json* subscriptions = stats.find("subscriptions");
     if (subscriptions == nullptr) return std::nullopt;
     const Json* sub = subscriptions->find(options.subscription);
@@ -325,13 +497,16 @@ class PulsarTransport::Impl {
       out.details.emplace_back("admin_url", "not set: the counts need the broker's admin REST API");
       return out;
     }
-    const std::optional<Json> sub = subscription_stats(queue);
+    std::vector<std::pair<std::string, std::string>> partitions;
+    const std::optional<Json> sub = subscription_stats(queue, &partitions);
     const std::int64_t backlog = sub ? count_of(*sub, "msgBacklog") : 0;
     const std::int64_t unacked = sub ? count_of(*sub, "unackedMessages") : 0;
     out.ready = std::max<std::int64_t>(0, backlog - unacked);
     out.in_flight = unacked;
     out.consumers = 0;
     if (sub) {
+      // Of a partitioned topic: the partitions' consumer lists merged by position, so a worker
+      // with a consumer on every partition counts once.
       if (const Json* attached = sub->find("consumers");
           attached != nullptr && attached->is_array()) {
         out.consumers = static_cast<std::int64_t>(attached->as_array().size());
@@ -343,14 +518,19 @@ class PulsarTransport::Impl {
     }
     const std::string dlq = dead_letter_queue.empty() ? default_dead_letter_name(queue)
                                                       : std::string(dead_letter_queue);
-    const std::optional<Json> dead = subscription_stats(dlq);
+    const std::optional<Json> dead = subscription_stats(dlq, nullptr);
     out.dead_letter = dead ? count_of(*dead, "msgBacklog") : 0;
     out.details.emplace_back("topic", topic_of(options, queue));
+    if (!partitions.empty()) {
+      out.details.emplace_back("partitions", std::to_string(partitions.size()));
+      out.details.insert(out.details.end(), partitions.begin(), partitions.end());
+    }
     return out;
   }
 
-  std::vector<PeekedMessage> peek(std::string_view queue, std::size_t max) const {
-    std::vector<PeekedMessage> out;
+  // Peeks `queue` (a topic of its own: the topic or one partition) from its subscription's head;
+  // at most `max` (0: all) more into `out`.
+  void peek_topic(std::string_view queue, std::size_t max, std::vector<PeekedMessage>& out) const {
     const std::string path = admin_path(queue) + "/subscription/" +
                              spi::percent_encode(options.subscription) + "/position/";
     for (std::size_t n = 1; max == 0 || n <= max; ++n) {
@@ -374,6 +554,20 @@ class PulsarTransport::Impl {
       }
       out.push_back(std::move(m));
     }
+  }
+
+  // A partitioned topic (the admin API peeks no partitioned topic) is peeked partition after
+  // partition.
+  std::vector<PeekedMessage> peek(std::string_view queue, std::size_t max) const {
+    std::vector<PeekedMessage> out;
+    const std::uint32_t partitions = admin_partitions("peek", queue);
+    if (partitions == 0) {
+      peek_topic(queue, max, out);
+      return out;
+    }
+    for (std::uint32_t n = 0; n < partitions && (max == 0 || out.size() < max); ++n) {
+      peek_topic(partition_topic(queue, n), max == 0 ? 0 : max - out.size(), out);
+    }
     return out;
   }
 
@@ -384,10 +578,8 @@ class PulsarTransport::Impl {
   Logger logger;
   spi::ClosedGuard guard{"pulsar transport"};
   spi::InterruptibleWait pause;
-  std::mutex producers_mu;
-  std::map<std::string, std::shared_ptr<Producer>, std::less<>> producers;
-  std::mutex consumers_mu;
-  std::map<std::string, std::shared_ptr<Consumer>, std::less<>> consumers;
+  std::mutex queues_mu;
+  std::map<std::string, std::shared_ptr<QueueState>, std::less<>> queues;
 };
 
 PulsarTransport::PulsarTransport(Options options)
@@ -423,6 +615,24 @@ Status PulsarTransport::publish_batch(std::string_view queue, std::vector<std::s
   return impl_->send(queue, std::move(messages));
 }
 
+Status PulsarTransport::republish(std::string_view queue, std::string body,
+                                  const ReceivedMessage& source) {
+  std::vector<OutgoingMessage> messages;
+  messages.push_back(impl_->message(std::move(body), {}));
+  messages.back().key = source.key;
+  return impl_->send(queue, std::move(messages));
+}
+
+Status PulsarTransport::restore(const ReceivedMessage& source) {
+  std::vector<OutgoingMessage> messages;
+  OutgoingMessage& m = messages.emplace_back();
+  m.payload = source.body;
+  for (const auto& [key, value] : source.headers)
+    m.properties.insert_or_assign(key, value);
+  m.key = source.key;
+  return impl_->send(source.queue, std::move(messages));
+}
+
 Result<std::optional<ReceivedMessage>> PulsarTransport::pop(std::string_view queue,
                                                             std::chrono::milliseconds timeout) {
   if (impl_->guard.closed()) return impl_->guard.error("pop");
@@ -430,19 +640,21 @@ Result<std::optional<ReceivedMessage>> PulsarTransport::pop(std::string_view que
   const milliseconds wait =
       std::max(milliseconds::zero(), cap > milliseconds::zero() ? std::min(timeout, cap) : timeout);
   try {
-    const std::shared_ptr<Consumer> consumer = impl_->consumer(queue);
-    // The acks of the previous messages go out before a pop that has to wait for the broker (the
-    // kit's rule: before the next round trip); a pop served from the prefetched messages leaves
-    // them to fill the batch.
-    if (consumer->buffered() == 0) {
-      if (const Status flushed = impl_->flush_acks(false); !flushed.ok()) {
-        impl_->log(LogLevel::Warning,
-                   std::string("pulsar: sending acks failed: ") + flushed.error().what());
-      }
+    const auto [from, q] = impl_->consumers(queue);
+    std::optional<Received> r;
+    const std::shared_ptr<Consumer>* consumer = nullptr;
+    if (from->size() == 1) {
+      consumer = &from->front();
+      // The acks of the previous messages go out before a pop that has to wait for the broker
+      // (the kit's rule: before the next round trip); a pop served from the prefetched messages
+      // leaves them to fill the batch.
+      if ((*consumer)->buffered() == 0) impl_->flush_before_wait();
+      r = (*consumer)->receive(wait);
+    } else {
+      r = impl_->receive_any(*from, *q, wait, consumer);
     }
-    std::optional<Received> r = consumer->receive(wait);
     if (!r) return std::optional<ReceivedMessage>();
-    return std::optional<ReceivedMessage>(impl_->received(queue, consumer, std::move(*r)));
+    return std::optional<ReceivedMessage>(impl_->received(queue, *consumer, std::move(*r)));
   } catch (const ClosedError&) {
     return impl_->guard.error("pop");
   } catch (const Error& e) {

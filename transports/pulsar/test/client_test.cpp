@@ -9,11 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -53,40 +48,6 @@ Received receive_one(Consumer& consumer) {
   std::optional<Received> message = consumer.receive(kWait);
   if (!message) throw std::runtime_error("no message within 30 s on " + consumer.topic());
   return std::move(*message);
-}
-
-// A plain HTTP/1.1 PUT to the broker's admin API on 127.0.0.1:port; the status code.
-int http_put(int port, const std::string& path, const std::string& body) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    throw std::runtime_error("connect to the admin port failed");
-  }
-  const std::string request =
-      "PUT " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
-      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\nConnection: close\r\n\r\n" + body;
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  std::string response;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    response.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (response.rfind("HTTP/1.1 ", 0) != 0) throw std::runtime_error("no HTTP answer: " + response);
-  return std::stoi(response.substr(9, 3));
 }
 
 TEST(PulsarClient, RoundTripWithPropertiesAndKey) {
@@ -253,8 +214,7 @@ TEST(PulsarClient, PartitionedTopicAcrossPartitions) {
       "client-partitioned-" +
       std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   const std::string topic = "persistent://public/default/" + name;
-  ASSERT_EQ(http_put(server.web_port(),
-                     "/admin/v2/persistent/public/default/" + name + "/partitions", "3"),
+  ASSERT_EQ(admin_put(server, "/admin/v2/persistent/public/default/" + name + "/partitions", "3"),
             204);
   Client client(options_for(server));
   ASSERT_EQ(client.partitions(topic), 3U);
@@ -344,9 +304,7 @@ TEST(PulsarClient, RecreatesWhatTheBrokerClosesOnUnload) {
   auto producer = client.create_producer(topic);
   producer->send(OutgoingMessage{.payload = "first"});
   const Received first = receive_one(*consumer);
-  ASSERT_EQ(
-      http_put(server.web_port(), "/admin/v2/persistent/public/default/" + name + "/unload", ""),
-      204);
+  ASSERT_EQ(admin_put(server, "/admin/v2/persistent/public/default/" + name + "/unload", ""), 204);
   const auto deadline = Clock::now() + kWait;
   while (true) {
     try {

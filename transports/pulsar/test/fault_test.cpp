@@ -51,16 +51,34 @@ class Worker : public babelqueue::testing::ConsumingWorker {
       : ConsumingWorker(std::move(transport), std::move(queue), kUrn, handled) {}
 };
 
-using PulsarFaultTest = SharedBrokerTest;
+class PulsarFaultTest : public SharedBrokerTest {
+ protected:
+  void kill_a_worker_holding_its_window(std::uint32_t partitions);
+};
 
 // A `babelqueue work --prefetch 10` process handles two messages, then its handler hangs on the
 // third while the client holds the rest of its permit window; it is killed with SIGKILL. The
 // subscription's next consumer gets every message the dead one did not ack: each published id
 // is handled by one of the two.
 TEST_F(PulsarFaultTest, AWorkerKilledHoldingAFullPermitWindowLosesNothing) {
+  kill_a_worker_holding_its_window(0);
+}
+
+// The same on a topic of 3 partitions: the worker holds a window on each (issue 13).
+TEST_F(PulsarFaultTest, AWorkerKilledHoldingItsWindowsOnThreePartitionsLosesNothing) {
+  kill_a_worker_holding_its_window(3);
+}
+
+void PulsarFaultTest::kill_a_worker_holding_its_window(std::uint32_t partitions) {
 #ifndef BABELQUEUE_CLI
+  static_cast<void>(partitions);
   GTEST_SKIP() << "the babelqueue tool is not built (BABELQUEUE_BUILD_TOOLS=OFF)";
 #else
+  if (partitions > 0) {
+    ASSERT_EQ(admin_put(server(), "/admin/v2/persistent/public/default/" + queue() + "/partitions",
+                        std::to_string(partitions)),
+              204);
+  }
   constexpr int kMessages = 50;
   std::set<std::string> published;
   {

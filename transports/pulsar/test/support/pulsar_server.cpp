@@ -4,6 +4,11 @@
 
 #include <babelqueue/testing/command.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <stdexcept>
 #include <utility>
 
@@ -129,6 +134,39 @@ std::string PulsarServer::service_url() const {
 
 std::string PulsarServer::admin_url() const {
   return "http://127.0.0.1:" + std::to_string(web_port());
+}
+
+int admin_put(const PulsarServer& server, const std::string& path, const std::string& body) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(server.web_port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    throw std::runtime_error("connect to the admin port failed");
+  }
+  const std::string request =
+      "PUT " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+      "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n\r\n" + body;
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string response;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    response.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (response.rfind("HTTP/1.1 ", 0) != 0) throw std::runtime_error("no HTTP answer: " + response);
+  return std::stoi(response.substr(9, 3));
 }
 
 PulsarServer& shared_pulsar_server() {

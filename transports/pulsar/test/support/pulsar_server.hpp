@@ -69,6 +69,11 @@ class PulsarServer : public babelqueue::testing::BrokerFixture {
   Config config_;
 };
 
+// A plain HTTP/1.1 PUT of `body` to `path` of `server`'s admin REST API (e.g.
+// /admin/v2/persistent/public/default/<topic>/partitions with body "3": a partitioned topic);
+// the status code. Throws std::runtime_error when there is no HTTP answer.
+int admin_put(const PulsarServer& server, const std::string& path, const std::string& body);
+
 // The broker every test of this test process shares, started by the first call and stopped at
 // exit. Tests that kill, stop or configure their broker start a PulsarServer of their own.
 // Call it from the main thread only (see babelqueue::testing::shared_broker).

@@ -52,7 +52,8 @@ struct Options {
   /// The subscription every `pop` consumes through (PLS-2).
   std::string subscription = "babelqueue";
   SubscriptionType subscription_type = SubscriptionType::Shared;
-  /// FLOW permits per queue: the prefetch window (messages on their way or buffered).
+  /// FLOW permits per queue (per partition of a partitioned topic): the prefetch window (messages
+  /// on their way or buffered).
   std::uint32_t prefetch = 100;
   /// Acks sent in one ACK frame (the kit's AckBatcher): sent once this many are pending, before a
   /// `pop` that has to wait for the broker, on `flush()` and `close()` (these two wait for the
@@ -88,6 +89,13 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view queue);
 
 /// A Transport over Apache Pulsar (binary protocol).
+///
+/// Partitioned topics: on the first use of a queue (and again after every reconnect) the
+/// transport asks the topic's partitions (PARTITIONED_METADATA); 0 is a topic of its own. Of a
+/// topic with N partitions, partition n is the topic `<topic>-partition-<n>`: a message with a
+/// key (`republish` and `restore` of a message that had one) goes to partition
+/// (Murmur3_32(key) & 0x7fffffff) % N, Pulsar's Murmur3_32Hash routing, the others round robin;
+/// `pop` consumes every partition through a consumer each (`prefetch` permits each), in turn.
 ///
 /// Publish (PLS-4, PLS-5): the body bytes verbatim as the payload, the core binding's string
 /// properties (`binding::pulsar::properties`: `bq-job`, `bq-trace-id`, `bq-message-id`,
@@ -131,6 +139,8 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
                                                 public HeaderPublisher,
                                                 public BatchPublisher,
+                                                public KeyedRepublisher,
+                                                public Restorer,
                                                 public Rewinder,
                                                 public Flusher,
                                                 public Inspector {
@@ -161,6 +171,14 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   Status publish_with_headers(std::string_view queue, std::string body,
                               const Headers& headers) override;
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
+  /// `publish` with the message key of `source` (a message of another client's producer that
+  /// had one): the key's partition of a partitioned topic, the key of a Key_Shared subscription.
+  /// Without a key, as `publish`.
+  Status republish(std::string_view queue, std::string body,
+                   const ReceivedMessage& source) override;
+  /// Writes `source.body` with `source.headers` as its properties verbatim and `source.key` to
+  /// `source.queue` (a redrive's write-back).
+  Status restore(const ReceivedMessage& source) override;
   /// A negative ack (PLS-10): the broker redelivers the message with redelivery_count + 1.
   Status rewind(const ReceivedMessage& msg) override;
   /// Sends the pending acks now.
@@ -168,13 +186,14 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   /// From the admin REST API's topic stats (`admin_url`): the subscription's backlog less its
   /// unacknowledged messages (`ready`), its unacknowledged messages (`in_flight`), its consumers,
   /// and the backlog of the dead-letter topic's subscription (`dead_letter`); a topic the broker
-  /// does not know counts 0. No `delayed`. Without `admin_url` every figure is nullopt and the
-  /// details name the option.
+  /// does not know counts 0. No `delayed`. Of a partitioned topic: the sums of its
+  /// partitioned stats, and a detail line per partition. Without `admin_url` every figure is
+  /// nullopt and the details name the option.
   Result<QueueStats> stats(std::string_view queue, std::string_view dead_letter_queue) override;
   /// Up to `max` (0: all) messages of the subscription's backlog from its head, through the
   /// admin REST API's peek (`.../subscription/<name>/position/<n>`), properties as headers; a
-  /// batch of another client's producer peeks as its raw batch payload. Without `admin_url`: a
-  /// ConfigError naming the option.
+  /// batch of another client's producer peeks as its raw batch payload; a partitioned topic
+  /// partition after partition. Without `admin_url`: a ConfigError naming the option.
   Result<std::vector<PeekedMessage>> peek(std::string_view queue, std::size_t max) override;
 
  private:
