@@ -485,7 +485,6 @@ Result<QueueStats> ServiceBusTransport::stats(std::string_view queue,
   if (Status s = impl_->check_entity(queue); !s.ok()) return s.error();
   const std::string dlq =
       dead_letter_queue.empty() ? default_dead_letter_name(queue) : std::string(dead_letter_queue);
-  const std::string native = std::string(queue) + "/$DeadLetterQueue";
   QueueStats stats;
   Result<std::int64_t> ready = impl_->count(std::string(queue));
   if (!ready.has_value()) return ready.error();
@@ -495,9 +494,12 @@ Result<QueueStats> ServiceBusTransport::stats(std::string_view queue,
   } else {
     stats.details.emplace_back("dead-letter queue " + dlq, n.error().what());
   }
-  Result<std::int64_t> native_count = impl_->count(native);
-  if (!native_count.has_value()) return native_count.error();
-  stats.details.emplace_back("native dead-letter queue " + native, std::to_string(*native_count));
+  if (!is_dead_letter_queue(queue)) {  // a dead-letter sub-queue has none of its own
+    const std::string native = std::string(queue) + "/$DeadLetterQueue";
+    Result<std::int64_t> native_count = impl_->count(native);
+    if (!native_count.has_value()) return native_count.error();
+    stats.details.emplace_back("native dead-letter queue " + native, std::to_string(*native_count));
+  }
   stats.details.emplace_back(
       "counted by", "$management peek (locked and deferred messages are in ready; at most " +
                         std::to_string(kMaxCounted) + " per entity)");

@@ -115,6 +115,29 @@ TEST_F(ServiceBusCliTest, DlqRedriveOfTheNativeDeadLetterQueueKeepsWhatItCannotR
   ASSERT_TRUE(t->ack(*m).ok());
 }
 
+// A native dead-letter sub-queue is a queue for `queue stats` and `work` too: it has no
+// `/$DeadLetterQueue` of its own to count.
+TEST_F(ServiceBusCliTest, TheNativeDeadLetterQueueIsCountedAndWorked) {
+  auto t = transport("native_dead_letter=dead_letter");
+  const Envelope env = make(cli::test::kCliUrn, Json::object({{"n", 1}}), {.queue = queue()});
+  ASSERT_TRUE(t->publish(queue(), encode(env)).ok());
+  auto m = pop_message(*t, queue(), kWithin);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_TRUE(t->hand_to_broker(*m, "test").ok());
+  const std::string native = queue() + "/$DeadLetterQueue";
+  ASSERT_EQ(count_becomes(native, "active", 1), 1);
+
+  const CliRun stats = run_cli({"queue", "stats", "--url", peer().url(), "--queue", native});
+  ASSERT_EQ(stats.exit_code, 0) << stats;
+  EXPECT_EQ(stats.out.find("native dead-letter queue"), std::string::npos) << stats;
+  const CliRun work =
+      run_cli({"work", "--url", peer().url(), "--queue", native, "--drain", "--print"});
+  ASSERT_EQ(work.exit_code, 0) << work;
+  ASSERT_EQ(lines_of(work.out).size(), 1U) << work;
+  EXPECT_EQ(decode(lines_of(work.out)[0]).meta().id, env.meta().id);
+  EXPECT_EQ(count_becomes(native, "active", 0), 0);
+}
+
 TEST_F(ServiceBusCliTest, ABadUrlOptionExitsTwoNamingItNeverTheKey) {
   const CliRun r = run_cli({"publish", "--url", "sb://k:secret-key-9@127.0.0.1?tls=0&prefetch=-1",
                             "--queue", queue(), cli::test::kCliUrn, "{}"});
