@@ -270,6 +270,8 @@ struct Client::Impl final : proton::messaging_handler {
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
+  // The receive calls waiting for a message (a delivery notifies `cv` only when one waits).
+  int receives_waiting = 0;
   // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
   std::string last_error;
   // The peer refused the credentials the last time (amqp:unauthorized-access): a receive fails
@@ -1058,21 +1060,27 @@ struct Client::Impl final : proton::messaging_handler {
       if (op->max != 0 && op->messages.size() >= op->max) finish_browse(op);
       return;
     }
-    std::string address;
+    const proton::receiver receiver = d.receiver();
+    const std::string* address = nullptr;
     for (const auto& [a, r] : receivers) {
-      if (r == d.receiver()) address = a;
+      if (r == receiver) address = &a;
     }
-    if (address.empty()) return d.release();
+    if (address == nullptr) return d.release();
     const std::uint64_t id = ++next_delivery;
-    unsettled[id] = d;
+    unsettled.emplace_hint(unsettled.end(), id, d);
     Message message = detail::from_proton(m);
     const proton::binary tag = d.tag();
     message.delivery_tag.assign(tag.begin(), tag.end());
-    const std::lock_guard lock(mutex);
-    Inbox& inbox = inboxes[address];
-    inbox.queue.push_back(Received{id, generation.load(), std::move(message)});
-    inbox.credit = d.receiver().credit();
-    cv.notify_all();
+    bool wake = false;
+    {
+      const std::lock_guard lock(mutex);
+      Inbox& inbox = inboxes[*address];
+      inbox.queue.push_back(Received{id, generation.load(), std::move(message)});
+      inbox.credit = receiver.credit();
+      wake = receives_waiting > 0;
+    }
+    // After the unlock: a receive woken under the lock would block on it at once.
+    if (wake) cv.notify_all();
   }
 
   // ---- caller side ----
@@ -1099,10 +1107,12 @@ struct Client::Impl final : proton::messaging_handler {
       ++inbox.waiting;
       post_reconcile_locked(address, inbox);
     }
+    ++receives_waiting;
     cv.wait_for(lock, timeout, [&] {
       return closed || credentials_refused || !inbox.queue.empty() ||
              refused_receives.count(address) != 0;
     });
+    --receives_waiting;
     if (wants_credit) {
       --inbox.waiting;
       // Nothing came: take the credit back (drain) before returning, so nothing is transferred
@@ -1110,8 +1120,10 @@ struct Client::Impl final : proton::messaging_handler {
       // drain ends is returned here. The drain waits for the peer at most Options::timeout.
       if (!closed && inbox.queue.empty() && inbox.excess_credit()) {
         post_reconcile_locked(address, inbox);
+        ++receives_waiting;
         cv.wait_for(lock, options.timeout,
                     [&] { return closed || !inbox.queue.empty() || !inbox.excess_credit(); });
+        --receives_waiting;
       }
     }
     if (closed) throw ClosedError("AMQP 1.0 client closed");
@@ -1128,12 +1140,12 @@ struct Client::Impl final : proton::messaging_handler {
     Received r = std::move(inbox.queue.front());
     inbox.queue.pop_front();
     // The credit goes back with the next drain, normally the one of this message's settle; the
-    // thread is woken for the credit alone once half the window is owed or nothing is buffered.
-    // (Explicit credit, prefetch 0, owes none: each receive grants its own.)
+    // thread is woken for the credit alone once half the window is owed (the peer still holds
+    // the other half, so an empty buffer needs no wake-up of its own). (Explicit credit,
+    // prefetch 0, owes none: each receive grants its own.)
     if (options.prefetch > 0) {
       ++inbox.owed;
-      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
-        wake_locked();
+      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2)) wake_locked();
     }
     return Delivery(settler, r.id, r.connection, std::move(r.message));
   }
@@ -1142,7 +1154,7 @@ struct Client::Impl final : proton::messaging_handler {
 // ---- Delivery ----
 
 Delivery::Delivery(std::shared_ptr<Settler> settler, std::uint64_t id, std::uint64_t connection,
-                   Message message)
+                   Message&& message)
     : settler_(std::move(settler)),
       id_(id),
       connection_(connection),
@@ -1197,16 +1209,16 @@ void Client::send(const std::string& address, const Message& message) {
   send_batch(address, std::vector<Message>{message});
 }
 
-void Client::send_batch(const std::string& address, const std::vector<Message>& messages) {
+void Client::send_batch(const std::string& address, std::vector<Message> messages) {
   if (messages.empty()) return;
   std::vector<std::shared_ptr<Impl::SendOp>> ops;
   std::vector<std::future<void>> outcomes;
   ops.reserve(messages.size());
   outcomes.reserve(messages.size());
-  for (const Message& message : messages) {
+  for (Message& message : messages) {
     auto op = std::make_shared<Impl::SendOp>();
     op->address = address;
-    op->message = message;
+    op->message = std::move(message);
     outcomes.push_back(op->outcome.get_future());
     ops.push_back(std::move(op));
   }

@@ -226,21 +226,29 @@ Message from_proton(const proton::message& m) {
   const proton::value& body = m.body();
   if (body.empty()) {
     out.body_kind = BodyKind::Data;
-  } else if (body.type() == proton::BINARY) {
-    const auto bytes = proton::get<proton::binary>(body);
-    out.body.assign(bytes.begin(), bytes.end());
-    out.body_kind = m.inferred() ? BodyKind::Data : BodyKind::BinaryValue;
-  } else if (body.type() == proton::STRING) {
-    out.body = proton::get<std::string>(body);
-    out.body_kind = BodyKind::StringValue;
   } else {
-    out.body = proton::to_string(body);
-    out.body_kind = BodyKind::Unsupported;
+    // The body's one value read in place with the C core's cursor (Proton C++'s type() and get
+    // each make a decoder of their own).
+    const EncodedData data(body);
+    pn_data_t* d = data.pn();
+    pn_data_rewind(d);
+    const pn_type_t type = pn_data_next(d) ? pn_data_type(d) : PN_NULL;
+    if (type == PN_BINARY) {
+      out.body = bytes_of(pn_data_get_binary(d));
+      out.body_kind = m.inferred() ? BodyKind::Data : BodyKind::BinaryValue;
+    } else if (type == PN_STRING) {
+      out.body = bytes_of(pn_data_get_string(d));
+      out.body_kind = BodyKind::StringValue;
+    } else {
+      out.body = proton::to_string(body);
+      out.body_kind = BodyKind::Unsupported;
+    }
   }
   out.durable = m.durable();
   out.delivery_count = m.delivery_count();
-  if (!m.id().empty()) out.message_id = text_of(m.id());
-  if (!m.correlation_id().empty()) out.correlation_id = text_of(m.correlation_id());
+  if (const proton::message_id id = m.id(); !id.empty()) out.message_id = text_of(id);
+  if (const proton::message_id id = m.correlation_id(); !id.empty())
+    out.correlation_id = text_of(id);
   out.reply_to = non_empty(m.reply_to());
   out.content_type = non_empty(m.content_type());
   out.subject = non_empty(m.subject());
