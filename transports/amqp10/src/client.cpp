@@ -296,6 +296,8 @@ struct Client::Impl final : proton::messaging_handler {
   std::vector<std::pair<const std::string*, std::uint32_t>> credit_due;
   std::uint64_t next_tag = 0;
   std::uint64_t next_delivery = 0;
+  // Every send's message, refilled each time (sender::send encodes it at once).
+  proton::message outgoing;
 
   // ---- CBS (ASB-3) and request/response nodes, container thread ----
   struct RequestOp {
@@ -570,15 +572,14 @@ struct Client::Impl final : proton::messaging_handler {
       std::shared_ptr<SendOp> op = std::move(link.waiting.front());
       link.waiting.pop_front();
       if (op->abandoned) continue;
-      proton::message m;
       try {
-        m = detail::to_proton(op->message);
+        detail::to_proton(op->message, outgoing);
       } catch (...) {
         op->outcome.set_exception(std::current_exception());
         continue;
       }
       const std::uint64_t tag = ++next_tag;
-      link.sender.send(m, proton::binary(tag_of(tag)));
+      link.sender.send(outgoing, proton::binary(tag_of(tag)));
       in_flight[tag] = std::move(op);
     }
   }
