@@ -13,6 +13,7 @@
 #include <babelqueue/azureservicebus/transport.hpp>
 #include <babelqueue/binding/azureservicebus.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 
 #include <proton/binary.hpp>
 #include <proton/error.hpp>
