@@ -1070,8 +1070,9 @@ struct Client::Impl final : proton::messaging_handler {
     const std::uint64_t id = ++next_delivery;
     unsettled.emplace_hint(unsettled.end(), id, d);
     Message message = detail::from_proton(m);
-    const proton::binary tag = d.tag();
-    message.delivery_tag.assign(tag.begin(), tag.end());
+    // The tag's bytes in place (proton::delivery::tag() copies them into a vector first).
+    const pn_delivery_tag_t tag = pn_delivery_tag(DeliveryAccess::pn(d));
+    message.delivery_tag.assign(tag.start, tag.size);
     bool wake = false;
     {
       const std::lock_guard lock(mutex);
