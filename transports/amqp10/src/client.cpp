@@ -63,6 +63,8 @@ constexpr std::uint32_t kBrowseChunk = 500;
 // How long a settle may wait for the thread's next drain before a timer drains it: the settles
 // of a consuming loop go out together, with one wake-up instead of one each.
 constexpr milliseconds kSettleDelay{1};
+// The most decoded messages kept for reuse (Client::Impl::spares).
+constexpr std::size_t kSpareMessages = 256;
 
 enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
 
@@ -198,10 +200,13 @@ struct Client::Impl final : proton::messaging_handler {
     proton::sender sender;
     std::deque<std::shared_ptr<SendOp>> waiting;
   };
+  // A delivery as the container thread hands it over: Proton's decoded message itself (taken
+  // from the messaging adapter, which gets a spare one back), made a Message by the receive.
   struct Received {
     std::uint64_t id;
     std::uint64_t connection;
-    Message message;
+    proton::message message;
+    std::string tag;
   };
   // A settle handed to the container thread (Delivery::settle does not wait for it).
   struct SettleOp {
@@ -270,6 +275,9 @@ struct Client::Impl final : proton::messaging_handler {
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
+  // Decoded messages the receives are done with, for the adapter to decode the next ones into
+  // (a fresh proton::message allocates a dozen Proton objects); at most kSpareMessages.
+  std::vector<proton::message> spares;
   // The receive calls waiting for a message (a delivery notifies `cv` only when one waits).
   int receives_waiting = 0;
   // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
@@ -1069,18 +1077,25 @@ struct Client::Impl final : proton::messaging_handler {
     if (address == nullptr) return d.release();
     const std::uint64_t id = ++next_delivery;
     unsettled.emplace_hint(unsettled.end(), id, d);
-    Message message = detail::from_proton(m);
     // The tag's bytes in place (proton::delivery::tag() copies them into a vector first).
     const pn_delivery_tag_t tag = pn_delivery_tag(DeliveryAccess::pn(d));
-    message.delivery_tag.assign(tag.start, tag.size);
+    // The conversion to a Message is the receive's (off this thread, every connection's critical
+    // path): `m` itself is handed over and the adapter decodes the next delivery into a spare.
+    proton::message spare;
     bool wake = false;
     {
       const std::lock_guard lock(mutex);
+      if (!spares.empty()) {
+        spare = std::move(spares.back());
+        spares.pop_back();
+      }
       Inbox& inbox = inboxes[*address];
-      inbox.queue.push_back(Received{id, generation.load(), std::move(message)});
+      inbox.queue.push_back(
+          Received{id, generation.load(), std::move(m), std::string(tag.start, tag.size)});
       inbox.credit = receiver.credit();
       wake = receives_waiting > 0;
     }
+    m = std::move(spare);
     // After the unlock: a receive woken under the lock would block on it at once.
     if (wake) cv.notify_all();
   }
@@ -1149,7 +1164,20 @@ struct Client::Impl final : proton::messaging_handler {
       ++inbox.owed;
       if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2)) wake_locked();
     }
-    return Delivery(settler, r.id, r.connection, std::move(r.message));
+    lock.unlock();
+    Message message;
+    try {
+      message = detail::from_proton(r.message);
+    } catch (const std::exception& e) {
+      // Not settled: the peer redelivers it when the link or connection ends.
+      throw TransportError(std::string("AMQP 1.0: a message of ") + address +
+                           " could not be read: " + e.what());
+    }
+    message.delivery_tag = std::move(r.tag);
+    lock.lock();
+    if (spares.size() < kSpareMessages) spares.push_back(std::move(r.message));
+    lock.unlock();
+    return Delivery(settler, r.id, r.connection, std::move(message));
   }
 };
 
