@@ -63,6 +63,8 @@ constexpr std::uint32_t kBrowseChunk = 500;
 // How long a settle may wait for the thread's next drain before a timer drains it: the settles
 // of a consuming loop go out together, with one wake-up instead of one each.
 constexpr milliseconds kSettleDelay{1};
+// The most decoded messages kept for reuse (Client::Impl::spares).
+constexpr std::size_t kSpareMessages = 256;
 
 enum Outcome : int { kAccepted, kModified, kReleased, kRejected };
 
@@ -198,10 +200,13 @@ struct Client::Impl final : proton::messaging_handler {
     proton::sender sender;
     std::deque<std::shared_ptr<SendOp>> waiting;
   };
+  // A delivery as the container thread hands it over: Proton's decoded message itself (taken
+  // from the messaging adapter, which gets a spare one back), made a Message by the receive.
   struct Received {
     std::uint64_t id;
     std::uint64_t connection;
-    Message message;
+    proton::message message;
+    std::string tag;
   };
   // A settle handed to the container thread (Delivery::settle does not wait for it).
   struct SettleOp {
@@ -270,6 +275,11 @@ struct Client::Impl final : proton::messaging_handler {
   proton::work_queue* work_queue = nullptr;  // the live connection's
   proton::container* container = nullptr;    // while run() runs
   std::map<std::string, Inbox> inboxes;
+  // Decoded messages the receives are done with, for the adapter to decode the next ones into
+  // (a fresh proton::message allocates a dozen Proton objects); at most kSpareMessages.
+  std::vector<proton::message> spares;
+  // The receive calls waiting for a message (a delivery notifies `cv` only when one waits).
+  int receives_waiting = 0;
   // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
   std::string last_error;
   // The peer refused the credentials the last time (amqp:unauthorized-access): a receive fails
@@ -294,6 +304,8 @@ struct Client::Impl final : proton::messaging_handler {
   std::vector<std::pair<const std::string*, std::uint32_t>> credit_due;
   std::uint64_t next_tag = 0;
   std::uint64_t next_delivery = 0;
+  // Every send's message, refilled each time (sender::send encodes it at once).
+  proton::message outgoing;
 
   // ---- CBS (ASB-3) and request/response nodes, container thread ----
   struct RequestOp {
@@ -568,15 +580,14 @@ struct Client::Impl final : proton::messaging_handler {
       std::shared_ptr<SendOp> op = std::move(link.waiting.front());
       link.waiting.pop_front();
       if (op->abandoned) continue;
-      proton::message m;
       try {
-        m = detail::to_proton(op->message);
+        detail::to_proton(op->message, outgoing);
       } catch (...) {
         op->outcome.set_exception(std::current_exception());
         continue;
       }
       const std::uint64_t tag = ++next_tag;
-      link.sender.send(m, proton::binary(tag_of(tag)));
+      link.sender.send(outgoing, proton::binary(tag_of(tag)));
       in_flight[tag] = std::move(op);
     }
   }
@@ -1058,21 +1069,35 @@ struct Client::Impl final : proton::messaging_handler {
       if (op->max != 0 && op->messages.size() >= op->max) finish_browse(op);
       return;
     }
-    std::string address;
+    const proton::receiver receiver = d.receiver();
+    const std::string* address = nullptr;
     for (const auto& [a, r] : receivers) {
-      if (r == d.receiver()) address = a;
+      if (r == receiver) address = &a;
     }
-    if (address.empty()) return d.release();
+    if (address == nullptr) return d.release();
     const std::uint64_t id = ++next_delivery;
-    unsettled[id] = d;
-    Message message = detail::from_proton(m);
-    const proton::binary tag = d.tag();
-    message.delivery_tag.assign(tag.begin(), tag.end());
-    const std::lock_guard lock(mutex);
-    Inbox& inbox = inboxes[address];
-    inbox.queue.push_back(Received{id, generation.load(), std::move(message)});
-    inbox.credit = d.receiver().credit();
-    cv.notify_all();
+    unsettled.emplace_hint(unsettled.end(), id, d);
+    // The tag's bytes in place (proton::delivery::tag() copies them into a vector first).
+    const pn_delivery_tag_t tag = pn_delivery_tag(DeliveryAccess::pn(d));
+    // The conversion to a Message is the receive's (off this thread, every connection's critical
+    // path): `m` itself is handed over and the adapter decodes the next delivery into a spare.
+    proton::message spare;
+    bool wake = false;
+    {
+      const std::lock_guard lock(mutex);
+      if (!spares.empty()) {
+        spare = std::move(spares.back());
+        spares.pop_back();
+      }
+      Inbox& inbox = inboxes[*address];
+      inbox.queue.push_back(
+          Received{id, generation.load(), std::move(m), std::string(tag.start, tag.size)});
+      inbox.credit = receiver.credit();
+      wake = receives_waiting > 0;
+    }
+    m = std::move(spare);
+    // After the unlock: a receive woken under the lock would block on it at once.
+    if (wake) cv.notify_all();
   }
 
   // ---- caller side ----
@@ -1099,10 +1124,12 @@ struct Client::Impl final : proton::messaging_handler {
       ++inbox.waiting;
       post_reconcile_locked(address, inbox);
     }
+    ++receives_waiting;
     cv.wait_for(lock, timeout, [&] {
       return closed || credentials_refused || !inbox.queue.empty() ||
              refused_receives.count(address) != 0;
     });
+    --receives_waiting;
     if (wants_credit) {
       --inbox.waiting;
       // Nothing came: take the credit back (drain) before returning, so nothing is transferred
@@ -1110,8 +1137,10 @@ struct Client::Impl final : proton::messaging_handler {
       // drain ends is returned here. The drain waits for the peer at most Options::timeout.
       if (!closed && inbox.queue.empty() && inbox.excess_credit()) {
         post_reconcile_locked(address, inbox);
+        ++receives_waiting;
         cv.wait_for(lock, options.timeout,
                     [&] { return closed || !inbox.queue.empty() || !inbox.excess_credit(); });
+        --receives_waiting;
       }
     }
     if (closed) throw ClosedError("AMQP 1.0 client closed");
@@ -1128,21 +1157,34 @@ struct Client::Impl final : proton::messaging_handler {
     Received r = std::move(inbox.queue.front());
     inbox.queue.pop_front();
     // The credit goes back with the next drain, normally the one of this message's settle; the
-    // thread is woken for the credit alone once half the window is owed or nothing is buffered.
-    // (Explicit credit, prefetch 0, owes none: each receive grants its own.)
+    // thread is woken for the credit alone once half the window is owed (the peer still holds
+    // the other half, so an empty buffer needs no wake-up of its own). (Explicit credit,
+    // prefetch 0, owes none: each receive grants its own.)
     if (options.prefetch > 0) {
       ++inbox.owed;
-      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2) || inbox.queue.empty())
-        wake_locked();
+      if (inbox.owed >= std::max<std::uint32_t>(1, options.prefetch / 2)) wake_locked();
     }
-    return Delivery(settler, r.id, r.connection, std::move(r.message));
+    lock.unlock();
+    Message message;
+    try {
+      message = detail::from_proton(r.message);
+    } catch (const std::exception& e) {
+      // Not settled: the peer redelivers it when the link or connection ends.
+      throw TransportError(std::string("AMQP 1.0: a message of ") + address +
+                           " could not be read: " + e.what());
+    }
+    message.delivery_tag = std::move(r.tag);
+    lock.lock();
+    if (spares.size() < kSpareMessages) spares.push_back(std::move(r.message));
+    lock.unlock();
+    return Delivery(settler, r.id, r.connection, std::move(message));
   }
 };
 
 // ---- Delivery ----
 
 Delivery::Delivery(std::shared_ptr<Settler> settler, std::uint64_t id, std::uint64_t connection,
-                   Message message)
+                   Message&& message)
     : settler_(std::move(settler)),
       id_(id),
       connection_(connection),
@@ -1197,16 +1239,16 @@ void Client::send(const std::string& address, const Message& message) {
   send_batch(address, std::vector<Message>{message});
 }
 
-void Client::send_batch(const std::string& address, const std::vector<Message>& messages) {
+void Client::send_batch(const std::string& address, std::vector<Message> messages) {
   if (messages.empty()) return;
   std::vector<std::shared_ptr<Impl::SendOp>> ops;
   std::vector<std::future<void>> outcomes;
   ops.reserve(messages.size());
   outcomes.reserve(messages.size());
-  for (const Message& message : messages) {
+  for (Message& message : messages) {
     auto op = std::make_shared<Impl::SendOp>();
     op->address = address;
-    op->message = message;
+    op->message = std::move(message);
     outcomes.push_back(op->outcome.get_future());
     ops.push_back(std::move(op));
   }

@@ -6,6 +6,7 @@
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
 #include <proton/codec/decoder.hpp>
+#include <proton/codec/encoder.hpp>
 #include <proton/error.hpp>
 #include <proton/message_id.hpp>
 #include <proton/symbol.hpp>
@@ -69,6 +70,12 @@ Value from_scalar(const proton::scalar& s) {
 // The pn_data_t under a proton::value (its decoder's, which Proton C++ keeps protected).
 struct EncodedData : proton::codec::decoder {
   explicit EncodedData(const proton::value& v) : decoder(v) {}
+  [[nodiscard]] pn_data_t* pn() const { return pn_object(); }
+};
+
+// The pn_data_t under a message's body value, to write it in place (its encoder's).
+struct BodyData : proton::codec::encoder {
+  explicit BodyData(proton::value& v) : encoder(v) {}
   [[nodiscard]] pn_data_t* pn() const { return pn_object(); }
 };
 
@@ -190,18 +197,21 @@ Value from_value(const proton::value& v) {
   }
 }
 
-proton::message to_proton(const Message& m) {
-  proton::message out;
+void to_proton(const Message& m, proton::message& out) {
+  out.clear();
+  // The body written in place (proton::message::body(value) builds a value of its own and copies
+  // it; a proton::binary copies the bytes once more).
+  const pn_bytes_t bytes = pn_bytes(m.body.size(), m.body.data());
   switch (m.body_kind) {
     case BodyKind::Data:
-      out.body(proton::binary(m.body));
+      pn_data_put_binary(BodyData(out.body()).pn(), bytes);
       out.inferred(true);  // a binary body as one Data section
       break;
     case BodyKind::StringValue:
-      out.body(m.body);
+      pn_data_put_string(BodyData(out.body()).pn(), bytes);
       break;
     case BodyKind::BinaryValue:
-      out.body(proton::binary(m.body));
+      pn_data_put_binary(BodyData(out.body()).pn(), bytes);
       out.inferred(false);
       break;
     case BodyKind::Unsupported:
@@ -218,6 +228,11 @@ proton::message to_proton(const Message& m) {
     out.message_annotations().put(proton::symbol(key), proton::value(to_scalar(value)));
   for (const auto& [key, value] : m.properties)
     out.properties().put(key, to_scalar(value));
+}
+
+proton::message to_proton(const Message& m) {
+  proton::message out;
+  to_proton(m, out);
   return out;
 }
 
@@ -226,21 +241,29 @@ Message from_proton(const proton::message& m) {
   const proton::value& body = m.body();
   if (body.empty()) {
     out.body_kind = BodyKind::Data;
-  } else if (body.type() == proton::BINARY) {
-    const auto bytes = proton::get<proton::binary>(body);
-    out.body.assign(bytes.begin(), bytes.end());
-    out.body_kind = m.inferred() ? BodyKind::Data : BodyKind::BinaryValue;
-  } else if (body.type() == proton::STRING) {
-    out.body = proton::get<std::string>(body);
-    out.body_kind = BodyKind::StringValue;
   } else {
-    out.body = proton::to_string(body);
-    out.body_kind = BodyKind::Unsupported;
+    // The body's one value read in place with the C core's cursor (Proton C++'s type() and get
+    // each make a decoder of their own).
+    const EncodedData data(body);
+    pn_data_t* d = data.pn();
+    pn_data_rewind(d);
+    const pn_type_t type = pn_data_next(d) ? pn_data_type(d) : PN_NULL;
+    if (type == PN_BINARY) {
+      out.body = bytes_of(pn_data_get_binary(d));
+      out.body_kind = m.inferred() ? BodyKind::Data : BodyKind::BinaryValue;
+    } else if (type == PN_STRING) {
+      out.body = bytes_of(pn_data_get_string(d));
+      out.body_kind = BodyKind::StringValue;
+    } else {
+      out.body = proton::to_string(body);
+      out.body_kind = BodyKind::Unsupported;
+    }
   }
   out.durable = m.durable();
   out.delivery_count = m.delivery_count();
-  if (!m.id().empty()) out.message_id = text_of(m.id());
-  if (!m.correlation_id().empty()) out.correlation_id = text_of(m.correlation_id());
+  if (const proton::message_id id = m.id(); !id.empty()) out.message_id = text_of(id);
+  if (const proton::message_id id = m.correlation_id(); !id.empty())
+    out.correlation_id = text_of(id);
   out.reply_to = non_empty(m.reply_to());
   out.content_type = non_empty(m.content_type());
   out.subject = non_empty(m.subject());

@@ -97,6 +97,37 @@ TEST(Amqp10Codec, BodyKindsAreKeptApart) {
   EXPECT_THROW(static_cast<void>(detail::to_proton(m)), ConfigError);
 }
 
+// The container thread refills one proton::message for every send: nothing of an earlier
+// message may reach a later one, whatever failed in between.
+TEST(Amqp10Codec, AReusedMessageEncodesAsAFreshOne) {
+  const auto bytes = [](const proton::message& m) {
+    std::vector<char> out;
+    m.encode(out);
+    return out;
+  };
+  Message bare;
+  bare.body = "second";
+  bare.body_kind = BodyKind::StringValue;
+  Message unsendable = full_message();
+  unsendable.properties.emplace("z", Other{"symbol"});
+  proton::message reused;
+  detail::to_proton(full_message(), reused);
+  EXPECT_EQ(bytes(reused), bytes(detail::to_proton(full_message())));
+  EXPECT_THROW(detail::to_proton(unsendable, reused), ConfigError);
+  detail::to_proton(bare, reused);
+  EXPECT_EQ(bytes(reused), bytes(detail::to_proton(bare)));
+  proton::message decoded;
+  decoded.decode(bytes(reused));
+  const Message got = detail::from_proton(decoded);
+  EXPECT_EQ(got.body, "second");
+  EXPECT_EQ(got.body_kind, BodyKind::StringValue);
+  EXPECT_TRUE(got.durable);
+  EXPECT_FALSE(got.message_id || got.correlation_id || got.content_type || got.subject ||
+               got.creation_time_ms);
+  EXPECT_TRUE(got.annotations.empty());
+  EXPECT_TRUE(got.properties.empty());
+}
+
 TEST(Amqp10Codec, OtherBodiesAndUnsetFields) {
   proton::message m;
   m.body(std::int64_t{42});

@@ -12,7 +12,6 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
-#include <babelqueue/spi/schema_gate.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -84,25 +83,26 @@ class ArtemisTransport::Impl {
   }
 
   amqp10::Message message(std::string body, const Headers& riders) const {
-    const binding::artemis::Projection p = binding::artemis::projection(body, riders);
+    binding::artemis::Projection p = binding::artemis::projection(body, riders);
     amqp10::Message m;
     m.body = std::move(body);
     m.body_kind = p.text_body ? amqp10::BodyKind::StringValue : amqp10::BodyKind::Data;
     m.durable = options.durable;
-    m.correlation_id = p.correlation_id;
+    m.correlation_id = std::move(p.correlation_id);
     m.creation_time_ms = p.creation_time;
     if (p.jms_type) {
-      m.annotations.emplace(std::string(binding::artemis::JMS_TYPE_ANNOTATION), *p.jms_type);
+      m.annotations.emplace(std::string(binding::artemis::JMS_TYPE_ANNOTATION),
+                            std::move(*p.jms_type));
     }
-    for (const auto& [key, value] : p.properties)
-      m.properties.emplace(key, value);
+    for (auto& [key, value] : p.properties)
+      m.properties.emplace(key, std::move(value));
     return m;
   }
 
   Status send(std::string_view queue, std::vector<amqp10::Message> messages) {
     if (guard.closed()) return guard.error("publish");
     try {
-      client.send_batch(std::string(queue), messages);
+      client.send_batch(std::string(queue), std::move(messages));
       return {};
     } catch (const ClosedError&) {
       return guard.error("publish");
@@ -111,24 +111,12 @@ class ArtemisTransport::Impl {
     }
   }
 
-  ReceivedMessage received(std::string_view queue, amqp10::Delivery delivery) const {
-    const amqp10::Message& in = delivery.message();
-    ReceivedMessage m;
-    m.body = in.body;
-    m.queue = std::string(queue);
-    m.delivery_count = binding::artemis::delivery_count(in.delivery_count);
-    for (const auto& [key, value] : in.properties) {
-      if (auto text = binding::amqp10::header_text(value)) m.headers.emplace(key, std::move(*text));
-    }
-    if (const auto it = in.properties.find(std::string(kSchemaVersionProperty));
-        it != in.properties.end()) {
-      const auto gate = binding::artemis::schema_version_gate(it->second);
-      if (gate.reject) {
-        m.route = gate.route;
-        spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
-                                            logger, "artemis");
-      }
-    }
+  ReceivedMessage received(std::string_view queue, amqp10::Delivery&& delivery) const {
+    static constexpr amqp10::ReceiveRules kRules{"artemis", kSchemaVersionProperty,
+                                                 &binding::artemis::delivery_count,
+                                                 &binding::artemis::schema_version_gate};
+    ReceivedMessage m = amqp10::received_message(queue, delivery, kRules,
+                                                 options.on_schema_version_rejected, logger);
     auto held = std::make_shared<amqp10::HeldDelivery>();
     held->delivery.emplace(std::move(delivery));
     m.handle = Handle{std::move(held)};

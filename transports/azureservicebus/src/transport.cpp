@@ -218,7 +218,7 @@ class ServiceBusTransport::Impl {
     if (guard.closed()) return guard.error("publish");
     if (Status s = check_entity(queue); !s.ok()) return s;
     try {
-      client.send_batch(std::string(queue), messages);
+      client.send_batch(std::string(queue), std::move(messages));
       return {};
     } catch (const ClosedError&) {
       return guard.error("publish");
@@ -227,24 +227,13 @@ class ServiceBusTransport::Impl {
     }
   }
 
-  ReceivedMessage received(std::string_view queue, amqp10::Delivery delivery) {
+  ReceivedMessage received(std::string_view queue, amqp10::Delivery&& delivery) {
+    static constexpr amqp10::ReceiveRules kRules{"azureservicebus", kSchemaVersionProperty,
+                                                 &binding::azureservicebus::delivery_count,
+                                                 &binding::azureservicebus::schema_version_gate};
+    ReceivedMessage m = amqp10::received_message(queue, delivery, kRules,
+                                                 options.on_schema_version_rejected, logger);
     const amqp10::Message& in = delivery.message();
-    ReceivedMessage m;
-    m.body = in.body;
-    m.queue = std::string(queue);
-    m.delivery_count = binding::azureservicebus::delivery_count(in.delivery_count);
-    for (const auto& [key, value] : in.properties) {
-      if (auto text = binding::amqp10::header_text(value)) m.headers.emplace(key, std::move(*text));
-    }
-    if (const auto it = in.properties.find(std::string(kSchemaVersionProperty));
-        it != in.properties.end()) {
-      const auto gate = binding::azureservicebus::schema_version_gate(it->second);
-      if (gate.reject) {
-        m.route = gate.route;
-        spi::notify_schema_version_rejected(options.on_schema_version_rejected, gate.version, queue,
-                                            logger, "azureservicebus");
-      }
-    }
     auto held = std::make_shared<Held>();
     held->entity = std::string(queue);
     held->lock = lock_token(in.delivery_tag);

@@ -151,6 +151,8 @@ class Delivery {
   ~Delivery();
 
   [[nodiscard]] const Message& message() const { return message_; }
+  /// The message, for a transport to move what it keeps out of it (settling does not read it).
+  [[nodiscard]] Message& message() { return message_; }
   /// The connection it arrived on (1 for the first, +1 per reconnect).
   [[nodiscard]] std::uint64_t connection() const { return connection_; }
 
@@ -170,7 +172,7 @@ class Delivery {
   friend class Client;
   struct Settler;
   Delivery(std::shared_ptr<Settler> settler, std::uint64_t id, std::uint64_t connection,
-           Message message);
+           Message&& message);
   void settle(int outcome, bool failed, bool undeliverable_here, const std::string& condition,
               const std::string& description, const std::map<std::string, Value>& info);
 
@@ -207,7 +209,7 @@ class Client {
   /// (pipelined, one hand-over to the container thread) and waits for all their outcomes: as
   /// `send`, with the first failure thrown once every outcome is in (or the timeout passed, which
   /// bounds the whole batch). On failure an unknown subset of the messages was accepted.
-  void send_batch(const std::string& address, const std::vector<Message>& messages);
+  void send_batch(const std::string& address, std::vector<Message> messages);
 
   /// The next message of `address` (its receiver link is opened on the first call and kept), or
   /// nullopt when none arrived within `timeout`. With Options::prefetch 0 the call grants the

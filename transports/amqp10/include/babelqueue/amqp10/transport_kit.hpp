@@ -3,8 +3,11 @@
 #pragma once
 
 #include <babelqueue/amqp10/client.hpp>
+#include <babelqueue/binding/common.hpp>
 #include <babelqueue/errors.hpp>
+#include <babelqueue/log.hpp>
 #include <babelqueue/spi/closed_guard.hpp>
+#include <babelqueue/spi/schema_gate.hpp>
 #include <babelqueue/transport.hpp>
 
 #include <algorithm>
@@ -17,7 +20,8 @@
 
 /// @file
 /// What the transports on the AMQP 1.0 layer (Artemis, Service Bus) do alike with a received
-/// delivery: pop it with the wait capped, and settle it once from any copy of its message.
+/// delivery: pop it with the wait capped, read it into a ReceivedMessage, and settle it once from
+/// any copy of its message.
 
 namespace babelqueue::amqp10 {
 
@@ -28,6 +32,26 @@ struct HeldDelivery {
   std::mutex mu;
   std::optional<Delivery> delivery;
 };
+
+/// How a transport reads a received message (spec/05 ART-5/ART-6, ASB-6/ASB-9): its name (for
+/// the hook's log), the application property of its schema-version gate, and its binding's
+/// delivery count and typed gate.
+struct ReceiveRules {
+  std::string_view transport;
+  std::string_view schema_version_property;
+  std::int64_t (*delivery_count)(std::uint32_t header_delivery_count) noexcept;
+  binding::GateDecision (*schema_version_gate)(const Value& value);
+};
+
+/// The ReceivedMessage of `delivery` on `queue`, its handle left to the transport: the body, the
+/// delivery count by `rules`, the application properties that have a text form
+/// (binding::amqp10::header_text) as headers, and the schema-version gate on
+/// `rules.schema_version_property`, whose reject sets the route and calls `hook`
+/// (spi::notify_schema_version_rejected, logged to `logger`). The body and the string property
+/// values are moved out of the delivery's message (settling reads neither).
+ReceivedMessage received_message(std::string_view queue, Delivery& delivery,
+                                 const ReceiveRules& rules, const spi::SchemaVersionRejected& hook,
+                                 const Logger& logger);
 
 /// Transport::pop on `client`: one receive of `address`, waiting `timeout` capped by `max_wait`
 /// when that is positive, the delivery made a ReceivedMessage by `received(Delivery&&)`. After
