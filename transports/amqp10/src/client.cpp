@@ -52,6 +52,15 @@
 namespace babelqueue::amqp10 {
 namespace {
 
+// A connection refused for a reason retrying cannot cure: the credentials
+// (amqp:unauthorized-access) or the peer's TLS certificate (OpenSSL's "certificate verify
+// failed", a wrong CA or a name the certificate does not carry, which Proton relays in the
+// description of its SSL failure).
+bool refused_for_good(const proton::error_condition& e) {
+  return e.name() == "amqp:unauthorized-access" ||
+         e.description().find("certificate verify failed") != std::string::npos;
+}
+
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -282,10 +291,11 @@ struct Client::Impl final : proton::messaging_handler {
   int receives_waiting = 0;
   // Why the last connection ended (Proton's condition text, no secret); empty once one opens.
   std::string last_error;
-  // The peer refused the credentials the last time (amqp:unauthorized-access): a receive fails
-  // with ConfigError rather than waiting for messages that cannot come (D-3); cleared when a
-  // connection opens (the client keeps reconnecting).
-  bool credentials_refused = false;
+  // The last connection was refused for good (refused_for_good: the credentials, or a TLS
+  // certificate that does not verify): a receive fails with ConfigError rather than waiting for
+  // messages that cannot come (D-3); cleared when a connection opens (the client keeps
+  // reconnecting).
+  bool connection_refused = false;
   std::atomic<std::uint64_t> generation{0};
 
   // ---- container thread ----
@@ -949,7 +959,7 @@ struct Client::Impl final : proton::messaging_handler {
     {
       const std::lock_guard lock(mutex);
       last_error.clear();
-      credentials_refused = false;
+      connection_refused = false;
       live_connection = generation.load();
     }
     connected = true;
@@ -967,8 +977,8 @@ struct Client::Impl final : proton::messaging_handler {
     if (t.error()) {
       const std::lock_guard lock(mutex);
       last_error = t.error().what();
-      if (t.error().name() == "amqp:unauthorized-access") {
-        credentials_refused = true;
+      if (refused_for_good(t.error())) {
+        connection_refused = true;
         cv.notify_all();
       }
     }
@@ -1126,7 +1136,7 @@ struct Client::Impl final : proton::messaging_handler {
     }
     ++receives_waiting;
     cv.wait_for(lock, timeout, [&] {
-      return closed || credentials_refused || !inbox.queue.empty() ||
+      return closed || connection_refused || !inbox.queue.empty() ||
              refused_receives.count(address) != 0;
     });
     --receives_waiting;
@@ -1150,8 +1160,8 @@ struct Client::Impl final : proton::messaging_handler {
       throw ConfigError(why);
     }
     if (inbox.queue.empty()) {
-      if (credentials_refused)
-        throw ConfigError("AMQP 1.0: the broker refused the credentials: " + last_error);
+      if (connection_refused)
+        throw ConfigError("AMQP 1.0: the connection was refused: " + last_error);
       return std::nullopt;
     }
     Received r = std::move(inbox.queue.front());

@@ -57,6 +57,17 @@ class ArtemisTls : public ::testing::Test {
     // The error names why the connection failed (the handshake), not only that it timed out.
     EXPECT_NE(std::string(st.error().what()).find("certificate verify failed"), std::string::npos)
         << st.error().what();
+    // A receive is told the connection was refused for good: a ConfigError, so that `consume`
+    // stops (D-3), rather than an empty wait.
+    ArtemisTransport receiver(url + "&timeout=3000");
+    const auto pop = receiver.pop(babelqueue::testing::unique_queue_name(), kWithin);
+    EXPECT_FALSE(pop.has_value()) << "received over an unverified TLS connection";
+    if (!pop.has_value()) {
+      EXPECT_EQ(pop.error().code(), ErrorCode::Config) << pop.error().what();
+      EXPECT_NE(std::string(pop.error().what()).find("certificate verify failed"),
+                std::string::npos)
+          << pop.error().what();
+    }
     return st.error();
   }
 

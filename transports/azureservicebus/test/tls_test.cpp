@@ -70,7 +70,8 @@ class ServiceBusTls : public ::testing::Test {
     EXPECT_EQ(peer_->count(queue, "locked"), 0);
   }
 
-  // A publish that must fail (a refused handshake): its error names the TLS failure, not the key.
+  // A publish and a receive that must fail (a refused handshake): their errors name the TLS
+  // failure, not the key.
   static void refused(const std::string& url) {
     const std::string queue = babelqueue::testing::unique_queue_name();
     ServiceBusTransport t(url + "&timeout=1500");
@@ -83,6 +84,16 @@ class ServiceBusTls : public ::testing::Test {
     EXPECT_NE(what.find("certificate verify failed"), std::string::npos) << what;
     EXPECT_EQ(what.find(kKey), std::string::npos) << what;
     EXPECT_EQ(peer_->count(queue, "active"), 0);
+    // A receive is told that the connection was refused for good: a ConfigError, not an empty
+    // wait, so that `consume` stops (D-3).
+    ServiceBusTransport receiver(url + "&timeout=1500");
+    const auto pop = receiver.pop(queue, kWithin);
+    ASSERT_FALSE(pop.has_value()) << "received over an unverified TLS connection";
+    EXPECT_EQ(pop.error().code(), ErrorCode::Config) << pop.error().what();
+    EXPECT_FALSE(pop.error().is_transient());
+    const std::string why = pop.error().what();
+    EXPECT_NE(why.find("certificate verify failed"), std::string::npos) << why;
+    EXPECT_EQ(why.find(kKey), std::string::npos) << why;
   }
 
   static std::unique_ptr<ServiceBusPeer> peer_;

@@ -217,8 +217,9 @@ class Client {
   /// before the drain ends is returned (it may return up to Options::timeout late then), one that
   /// arrives after a drain the peer did not answer in time is kept for the next call.
   /// @throws ClosedError after close() (also to a call blocked in it then); ConfigError when
-  /// the peer refused the credentials on the last connection attempt (amqp:unauthorized-access;
-  /// the client keeps reconnecting, so a later call may succeed).
+  /// the last connection attempt was refused for good: the credentials (amqp:unauthorized-access)
+  /// or the peer's TLS certificate (it does not verify against the CA or the name); the client
+  /// keeps reconnecting, so a later call may succeed.
   std::optional<Delivery> receive(const std::string& address, std::chrono::milliseconds timeout);
 
   /// A request/response exchange with a node such as `<entity>/$management` (the AMQP
