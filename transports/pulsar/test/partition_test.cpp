@@ -50,19 +50,7 @@ class PulsarPartitionTest : public SharedBrokerTest {
   // The first `count` messages of partition `n` of `queue()`, read through a subscription of
   // their own (fewer when it has no more).
   std::vector<RawMessage> read_partition(std::uint32_t n, std::size_t count) const {
-    std::vector<RawMessage> out;
-    if (count == 0) return out;
-    RawPulsar raw(server().port(), kWithin);
-    raw.subscribe(partition_topic(topic_for(queue()), n), "check-partition",
-                  proto::CommandSubscribe::Exclusive, 1000);
-    while (out.size() < count) {
-      try {
-        out.push_back(raw.receive());
-      } catch (const std::exception&) {
-        break;
-      }
-    }
-    return out;
+    return read_topic(partition_topic(topic_for(queue()), n), count, kWithin);
   }
 };
 

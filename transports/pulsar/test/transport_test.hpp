@@ -59,10 +59,16 @@ class SharedBrokerTest : public ::testing::Test {
   static std::vector<RawMessage> read_all(
       const std::string& queue, std::size_t n,
       std::chrono::milliseconds wait = std::chrono::seconds(5)) {
-    RawPulsar raw(server().port(), wait);
-    raw.subscribe(topic_for(queue), "check-" + babelqueue::testing::unique_queue_name(),
-                  proto::CommandSubscribe::Exclusive, 1000);
+    return read_topic(topic_for(queue), n, wait);
+  }
+  // The same of a topic by its full name (e.g. one partition of a queue's topic).
+  static std::vector<RawMessage> read_topic(const std::string& topic, std::size_t n,
+                                            std::chrono::milliseconds wait) {
     std::vector<RawMessage> out;
+    if (n == 0) return out;
+    RawPulsar raw(server().port(), wait);
+    raw.subscribe(topic, "check-" + babelqueue::testing::unique_queue_name(),
+                  proto::CommandSubscribe::Exclusive, 1000);
     while (out.size() < n) {
       try {
         out.push_back(raw.receive());
