@@ -14,7 +14,10 @@
 //             positions (committing the consumer's position() instead slowed 200,000-record
 //             drains to ~185k records/s in 5 runs of 5; see transports/kafka/README.md); each
 //             record's headers are read in place (the C API, no copy), as a job-queue consumer
-//             reads its bq-* headers (--no-headers: the loop reads none)
+//             reads its bq-* headers (--no-headers: the loop reads none; --decode: it also
+//             decodes each value with the SDK's envelope codec, the one piece of the App's work
+//             per record a raw loop would otherwise skip, so that the comparison isolates the
+//             rest of the transport and App)
 //
 // produce1 fills one topic, produceN a second one; consume drains the first. Every pattern runs
 // an untimed warm-up of min(--warmup, --messages) records first (the consume warm-up includes
@@ -25,6 +28,8 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 #include <CLI/CLI.hpp>
+
+#include <babelqueue/codec.hpp>
 
 #include "bench_work.hpp"  // tools/babelqueue/src: Usage, as `bench transport` measures it
 
@@ -59,6 +64,7 @@ struct Args {
   long commit_every = 100;
   long warmup = 1000;
   bool headers = true;
+  bool decode = false;
   bool json = false;
 };
 
@@ -79,6 +85,7 @@ Args parse(int argc, char** argv) {
   app.add_option("--warmup", a.warmup, "Untimed records before each pattern")
       ->check(CLI::Range(0L, 100'000'000L));
   app.add_flag("!--no-headers", a.headers, "Consume without reading the records' headers");
+  app.add_flag("--decode", a.decode, "Decode each consumed value with the SDK's envelope codec");
   app.add_flag("--json", a.json, "Print one JSON object");
   try {
     app.parse(argc, argv);
@@ -182,7 +189,7 @@ class Producer {
 class Consumer {
  public:
   Consumer(const Args& a, const std::string& topic)
-      : commit_every_(a.commit_every), headers_(a.headers) {
+      : commit_every_(a.commit_every), headers_(a.headers), decode_(a.decode) {
     const std::unique_ptr<RdKafka::Conf> conf = make_conf(
         a,
         {{"group.id", topic}, {"enable.auto.commit", "false"}, {"auto.offset.reset", "earliest"}});
@@ -207,6 +214,10 @@ class Consumer {
       if (message->err() != RdKafka::ERR_NO_ERROR)
         throw std::runtime_error("consume: " + message->errstr());
       if (headers_) read_headers(*message);
+      if (decode_ && !babelqueue::try_decode(std::string_view(
+                         static_cast<const char*>(message->payload()), message->len()))) {
+        throw std::runtime_error("consume: a value is not an envelope");
+      }
       ++got;
       next_[message->partition()] = message->offset() + 1;
       if (++since_commit_ == commit_every_) commit(message->topic_name());
@@ -241,6 +252,7 @@ class Consumer {
  private:
   long commit_every_;
   bool headers_;
+  bool decode_;
   long since_commit_ = 0;
   std::map<std::int32_t, std::int64_t> next_;  // partition -> offset after the last record read
   std::size_t header_bytes_ = 0;
