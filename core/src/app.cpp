@@ -105,6 +105,7 @@ std::string_view to_string(UnknownUrnStrategy strategy) noexcept {
 }
 
 bool Context::is_replay() const noexcept {
+  build_headers(message_);
   // Header maps are tiny; a linear scan avoids building a std::string key (HLP-25).
   for (const auto& [name, value] : message_.headers) {
     if (name == REPLAY_BYPASS_HEADER) return !value.empty();
@@ -133,7 +134,8 @@ class App::Impl {
         keyed_(dynamic_cast<KeyedRepublisher*>(app.transport_.get())),
         dead_letterer_(dynamic_cast<DeadLetterer*>(app.transport_.get())),
         broker_dead_letter_(dynamic_cast<BrokerDeadLetter*>(app.transport_.get())),
-        naming_(dynamic_cast<DeadLetterNaming*>(app.transport_.get())) {}
+        naming_(dynamic_cast<DeadLetterNaming*>(app.transport_.get())),
+        deferred_pop_(dynamic_cast<DeferredHeadersPop*>(app.transport_.get())) {}
 
   void handle(std::string_view urn, Handler handler) {
     const std::string_view key = trim_w(urn);
@@ -216,6 +218,7 @@ class App::Impl {
   template <class Hook, class... Args>
   void call_hook(const Hook& hook, std::string_view name, const Args&... args) noexcept {
     if (!hook) return;
+    (complete(args), ...);  // a hook sees a message's headers
     try {
       hook(args...);
     } catch (const std::exception& e) {
@@ -223,6 +226,18 @@ class App::Impl {
     } catch (...) {
       log(LogLevel::Error, std::string(name) + " hook threw an unknown exception");
     }
+  }
+
+  static void complete(const ReceivedMessage& msg) noexcept { build_headers(msg); }
+  template <class T>
+  static void complete(const T& /*not a message*/) noexcept {}
+
+  // Through a DeferredHeadersPop when the transport has one: the headers are built when a
+  // handler or hook asks (Context, complete()).
+  Result<std::optional<ReceivedMessage>> pop(const std::string& target) {
+    return deferred_pop_ != nullptr
+               ? deferred_pop_->pop_deferring_headers(target, opt_.poll_timeout)
+               : transport_.pop(target, opt_.poll_timeout);
   }
 
   // Rides out one transient pop error (RT-14): log, hook, interruptible backoff.
@@ -244,6 +259,7 @@ class App::Impl {
   DeadLetterer* dead_letterer_;
   BrokerDeadLetter* broker_dead_letter_;
   DeadLetterNaming* naming_;
+  DeferredHeadersPop* deferred_pop_;
 
   std::unordered_map<std::string, Handler, StringHash, std::equal_to<>> handlers_;
   Handler fallback_;  // handle_any: every URN without a handler of its own
@@ -557,9 +573,7 @@ class App::Impl::QueueSource final : public detail::PoolSource {
   QueueSource(Impl& impl, const std::string& target) : impl_(impl), target_(target) {}
 
   [[nodiscard]] bool stopping() const noexcept override { return impl_.app_.stopping(); }
-  Result<std::optional<ReceivedMessage>> pop() override {
-    return impl_.transport_.pop(target_, impl_.opt_.poll_timeout);
-  }
+  Result<std::optional<ReceivedMessage>> pop() override { return impl_.pop(target_); }
   void ride_out(const Error& err, milliseconds backoff) override { impl_.ride_out(err, backoff); }
   void dispatch(ReceivedMessage& msg) noexcept override { impl_.dispatch(msg); }
 
@@ -579,7 +593,7 @@ DrainResult App::Impl::drain(const std::string& target, std::size_t max) {
     if (app_.stopping()) return out;
     // The poll timeout, as in Go: "none" means nothing arrived within it, which is also right for
     // brokers whose zero-wait receive may miss available messages (SQS short polling).
-    Result<std::optional<ReceivedMessage>> popped = transport_.pop(target, opt_.poll_timeout);
+    Result<std::optional<ReceivedMessage>> popped = pop(target);
     if (!popped.has_value()) {
       out.status = Status(popped.error());
       return out;

@@ -1881,6 +1881,97 @@ TEST(AppDecodeOnce, Issue8_PublicDispatchUsesDecodedToo) {
 }
 
 // =============================================================================================
+// Deferred headers: a DeferredHeadersPop's headers are built only when a handler or hook asks
+// =============================================================================================
+
+namespace {
+// Pops from an in-memory queue through DeferredHeadersPop, leaving the headers to a builder
+// that counts its calls; a failing ack when `fail_ack`.
+class DeferringTransport final : public bq::Transport, public bq::DeferredHeadersPop {
+ public:
+  static inline std::atomic<int> builds{0};
+  static void build(const bq::ReceivedMessage& /*msg*/, bq::Headers& out) noexcept {
+    ++builds;
+    out = bq::Headers{{"bq-attempts", "0"}, {"traceparent", "00-t"}};
+  }
+
+  explicit DeferringTransport(bool fail_ack = false) : fail_ack_(fail_ack) { builds = 0; }
+  bq::Status publish(std::string_view queue, std::string body) override {
+    return inner_.publish(queue, std::move(body));
+  }
+  bq::Result<std::optional<bq::ReceivedMessage>> pop(std::string_view queue,
+                                                     std::chrono::milliseconds timeout) override {
+    ADD_FAILURE() << "the App pops through DeferredHeadersPop when the transport has it";
+    return inner_.pop(queue, timeout);
+  }
+  bq::Result<std::optional<bq::ReceivedMessage>> pop_deferring_headers(
+      std::string_view queue, std::chrono::milliseconds timeout) override {
+    auto popped = inner_.pop(queue, timeout);
+    if (popped.has_value() && *popped) (*popped)->headers_builder = &build;
+    return popped;
+  }
+  bq::Status ack(const bq::ReceivedMessage& msg) override {
+    if (fail_ack_) return bq::Error(bq::ErrorCode::Transport, "ack refused");
+    return inner_.ack(msg);
+  }
+  void close() override { inner_.close(); }
+
+ private:
+  bq::InMemoryTransport inner_;
+  bool fail_ack_;
+};
+}  // namespace
+
+TEST(AppDeferredHeaders, AHandlerThatReadsThemSeesThemBuiltOnce) {
+  auto t = std::make_shared<DeferringTransport>();
+  bq::App app(t, test_options());
+  bq::Headers seen;
+  bq::Headers seen_again;
+  bool replay = true;
+  app.handle(kUrn, [&](bq::Context& ctx, const bq::Envelope&) {
+    seen = ctx.headers();
+    seen_again = ctx.message().headers;
+    replay = ctx.is_replay();
+    return ok_status();
+  });
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  EXPECT_EQ(app.drain("orders").count, 1u);
+  const bq::Headers expected{{"bq-attempts", "0"}, {"traceparent", "00-t"}};
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(seen_again, expected);
+  EXPECT_FALSE(replay);
+  EXPECT_EQ(DeferringTransport::builds.load(), 1);
+}
+
+TEST(AppDeferredHeaders, AHandlerThatDoesNotReadThemNeverBuildsThem) {
+  auto t = std::make_shared<DeferringTransport>();
+  bq::App app(t, test_options());
+  int handled = 0;
+  app.handle(kUrn, [&](bq::Context&, const bq::Envelope&) {
+    ++handled;
+    return ok_status();
+  });
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  EXPECT_EQ(app.drain("orders").count, 3u);
+  EXPECT_EQ(handled, 3);
+  EXPECT_EQ(DeferringTransport::builds.load(), 0);
+}
+
+TEST(AppDeferredHeaders, AHookSeesThemBuilt) {
+  auto t = std::make_shared<DeferringTransport>(/*fail_ack=*/true);
+  bq::AppOptions o = test_options();
+  bq::Headers seen;
+  o.on_ack_error = [&](const bq::ReceivedMessage& msg, const bq::Error&) { seen = msg.headers; };
+  bq::App app(t, o);
+  app.handle(kUrn, [](bq::Context&, const bq::Envelope&) { return ok_status(); });
+  ASSERT_TRUE(t->publish("orders", body_for(kUrn)).ok());
+  EXPECT_EQ(app.drain("orders").count, 1u);
+  EXPECT_EQ(seen, (bq::Headers{{"bq-attempts", "0"}, {"traceparent", "00-t"}}));
+  EXPECT_EQ(DeferringTransport::builds.load(), 1);
+}
+
+// =============================================================================================
 // Nothing leaves without a word (issue 8 item 12): one Warning per drop by configuration
 // =============================================================================================
 

@@ -47,7 +47,10 @@ class BABELQUEUE_EXPORT Context {
   Context(const ReceivedMessage& message, const std::atomic<bool>& stopping) noexcept
       : message_(message), stopping_(stopping) {}
   /// The out-of-band headers of the delivery (empty when none).
-  [[nodiscard]] const Headers& headers() const noexcept { return message_.headers; }
+  [[nodiscard]] const Headers& headers() const noexcept {
+    build_headers(message_);
+    return message_.headers;
+  }
   /// True iff the `bq-replay-bypass` header is present and non-empty (HLP-25).
   [[nodiscard]] bool is_replay() const noexcept;
   /// True once `App::stop()` was called: long handlers may return early.
@@ -55,7 +58,10 @@ class BABELQUEUE_EXPORT Context {
     return stopping_.load(std::memory_order_relaxed);
   }
   /// The delivery itself (queue, delivery count, raw body).
-  [[nodiscard]] const ReceivedMessage& message() const noexcept { return message_; }
+  [[nodiscard]] const ReceivedMessage& message() const noexcept {
+    build_headers(message_);
+    return message_;
+  }
 
  private:
   const ReceivedMessage& message_;

@@ -63,8 +63,10 @@ struct ReceivedMessage {
   std::string queue;
   /// Transport-private acknowledgement handle.
   std::any handle;
-  /// Out-of-band headers; empty when none.
-  Headers headers;
+  /// Out-of-band headers; empty when none. After a deferred pop (`DeferredHeadersPop`) they are
+  /// built on first use: call `build_headers()` before reading them (the App does, for its
+  /// `Context` and its hooks).
+  mutable Headers headers;
   /// The broker's 1-based delivery count for this reservation; 0 = not tracked.
   std::int64_t delivery_count = 0;
   /// The transport already classified the body as undecodable (Redis).
@@ -79,7 +81,16 @@ struct ReceivedMessage {
   /// the App uses it instead of decoding `body` a second time (decode once). Must be exactly
   /// `try_decode(body)`'s value; leave it empty when the transport did not decode.
   std::optional<Envelope> decoded;
+  /// Set by a deferred pop: fills `out` with the message's headers (from its handle).
+  /// `build_headers()` runs it once and clears it; it leaves `out` empty when it cannot build.
+  mutable void (*headers_builder)(const ReceivedMessage& msg, Headers& out) noexcept = nullptr;
 };
+
+/// Builds `msg.headers` when a deferred pop left them to be built on first use; a no-op
+/// otherwise. Not safe against a concurrent use of `msg` (one thread handles a message at a time).
+inline void build_headers(const ReceivedMessage& msg) noexcept {
+  if (msg.headers_builder != nullptr) std::exchange(msg.headers_builder, nullptr)(msg, msg.headers);
+}
 
 /// The core transport interface (RT-2).
 ///
@@ -109,6 +120,17 @@ template <class T>
 [[nodiscard]] T* capability(Transport& transport) noexcept {
   return dynamic_cast<T*>(&transport);
 }
+
+/// Capability: a pop that may leave `ReceivedMessage::headers` to be built on first use
+/// (`headers_builder`), for a caller that reads them only after `build_headers()`. The App pops
+/// through it (a handler that never reads the headers does not pay for them); otherwise exactly
+/// `Transport::pop`.
+class BABELQUEUE_EXPORT DeferredHeadersPop {
+ public:
+  virtual ~DeferredHeadersPop() = default;
+  virtual Result<std::optional<ReceivedMessage>> pop_deferring_headers(
+      std::string_view queue, std::chrono::milliseconds timeout) = 0;
+};
 
 /// Capability: carry headers beside the body (RT-3).
 class BABELQUEUE_EXPORT HeaderPublisher {

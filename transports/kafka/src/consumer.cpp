@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <utility>
 
 #include "options.hpp"
@@ -44,6 +45,21 @@ const Handle* handle_of(const ReceivedMessage& msg) noexcept {
   return handle == nullptr ? nullptr : handle->get();
 }
 
+namespace {
+
+// The headers_builder of a deferred pop: OB-4 from the header list the handle keeps.
+void build_text_headers(const ReceivedMessage& msg, Headers& out) noexcept {
+  const Handle* handle = handle_of(msg);
+  if (handle == nullptr) return;
+  try {
+    out = text_headers(handle->headers.view());
+  } catch (const std::bad_alloc&) {
+    out.clear();
+  }
+}
+
+}  // namespace
+
 Consumer::Consumer(const Options& options, std::string queue, std::string topic,
                    EventLogger& logger)
     : options_(options),
@@ -71,7 +87,8 @@ Consumer::~Consumer() {
   close();
 }
 
-void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch) {
+void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch,
+                        TextHeaders when) {
   auto handle = std::make_unique<Handle>(message);
   handle->consumer = weak_from_this();
   handle->partition = message.partition;
@@ -79,7 +96,8 @@ void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::
   handle->epoch = epoch;
   handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
-  Incoming in = incoming(msg, record_value(message), handle->headers.view());
+  Incoming in = incoming(msg, record_value(message), handle->headers.view(), when);
+  if (when == TextHeaders::OnFirstUse) msg.headers_builder = &build_text_headers;
   handle->original_value = std::move(in.original_value);
 
   msg.queue = queue_;
@@ -103,18 +121,19 @@ MessagePtr Consumer::poll(int timeout_ms) {
 }
 
 Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
-                                                     const std::function<void()>& between_slices) {
+                                                     const std::function<void()>& between_slices,
+                                                     TextHeaders when) {
   std::lock_guard<std::mutex> pop(pop_mu_);
   if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
   if (!stashed_.empty()) {
     MessagePtr message = std::move(stashed_.front());
     stashed_.pop_front();
     if (stashed_.empty()) set_paused(false);
-    return take(std::move(message));
+    return take(std::move(message), when);
   }
   // A record fetched already is taken without reading the clock or arming a timed wait (the
   // common case while a backlog drains).
-  if (MessagePtr message = poll(0)) return take(std::move(message));
+  if (MessagePtr message = poll(0)) return take(std::move(message), when);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
@@ -126,7 +145,7 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
       between_slices();
       if (slice < left) continue;
     }
-    return take(std::move(message));
+    return take(std::move(message), when);
   }
 }
 
@@ -156,12 +175,12 @@ std::size_t Consumer::outstanding() {
   return tracker_.outstanding_total();
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
+Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message, TextHeaders when) {
   const RdKafka::ErrorCode err =
       message ? static_cast<RdKafka::ErrorCode>(message->err) : RdKafka::ERR__TIMED_OUT;
   switch (err) {
     case RdKafka::ERR_NO_ERROR:
-      return take_record(*message);
+      return take_record(*message, when);
     case RdKafka::ERR__TIMED_OUT:
     case RdKafka::ERR__PARTITION_EOF: {
       const Status committed = commit(false);
@@ -189,7 +208,8 @@ Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
   }
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t& message) {
+Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t& message,
+                                                             TextHeaders when) {
   // One named result on every path, so it is built in the caller's place (NRVO): the message
   // is not moved on its way out.
   Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>{});
@@ -198,7 +218,7 @@ Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t&
     std::lock_guard<std::mutex> lock(mu_);
     epoch = tracker_.hand_out(message.partition, message.offset);
   }
-  if (epoch) received(out->emplace(), message, *epoch);
+  if (epoch) received(out->emplace(), message, *epoch, when);
   return out;
 }
 

@@ -93,7 +93,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// runs after each empty slice, the last one included (the transport serves its other
   /// consumers there: an App polling with a 100 ms timeout makes one slice per pop).
   Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait,
-                                             const std::function<void()>& between_slices);
+                                             const std::function<void()>& between_slices,
+                                             TextHeaders when);
   /// From another queue's pop, while this one is not popped: serves this member's group
   /// protocol (a rebalance needs every member to poll, else it waits until the member's session
   /// ends). A record that comes with it is kept for the next pop and fetching is paused until
@@ -117,9 +118,9 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// The next event or record within `timeout_ms`; null when none came.
   MessagePtr poll(int timeout_ms);
   /// A pop's outcome for what `poll` returned.
-  Result<std::optional<ReceivedMessage>> take(MessagePtr message);
+  Result<std::optional<ReceivedMessage>> take(MessagePtr message, TextHeaders when);
   /// take() of a record (no error): the message, or none when its partition is not assigned.
-  Result<std::optional<ReceivedMessage>> take_record(rd_kafka_message_t& message);
+  Result<std::optional<ReceivedMessage>> take_record(rd_kafka_message_t& message, TextHeaders when);
   void set_paused(bool paused);
   Status commit(bool sync);
   void note_commit_error(const Error& error);
@@ -127,7 +128,8 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// close() has begun.
   bool closed();
   /// Fills `msg` (built in place by the caller: it is not moved on its way out).
-  void received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch);
+  void received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch,
+                TextHeaders when);
 
   const Options& options_;
   std::string queue_;

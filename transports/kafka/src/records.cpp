@@ -89,9 +89,9 @@ Headers text_headers(HeaderViews headers) {
   return out;
 }
 
-Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers) {
+Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers, TextHeaders when) {
   Incoming in;
-  msg.headers = text_headers(headers);
+  if (when == TextHeaders::Now) msg.headers = text_headers(headers);
   binding::GateDecision gate =
       binding::schema_version_gate(first_header(headers, "bq-schema-version"));
   if (gate.reject) {

@@ -39,10 +39,11 @@ std::shared_ptr<KafkaTransport> transport(const MockCluster& mock, int publish_t
 }
 
 // The next record of `queue`, waiting through the first group join.
-ReceivedMessage next(KafkaTransport& t, const std::string& queue) {
+// The next record of `queue`; through pop_deferring_headers when `deferred`.
+ReceivedMessage next(KafkaTransport& t, const std::string& queue, bool deferred = false) {
   const auto deadline = std::chrono::steady_clock::now() + kPopDeadline;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto popped = t.pop(queue, 200ms);
+    auto popped = deferred ? t.pop_deferring_headers(queue, 200ms) : t.pop(queue, 200ms);
     if (!popped.has_value()) ADD_FAILURE() << popped.error().what();
     if (popped.has_value() && popped->has_value()) return std::move(**popped);
   }
@@ -271,6 +272,26 @@ TEST(KafkaMock, BrokerOutagesAreTransientAndLeaderMovesAreFollowed) {  // KFK-19
     up = t->publish("q", body(3));
   }
   EXPECT_TRUE(up.ok()) << up.error().what();
+}
+
+TEST(KafkaMock, ADeferredPopBuildsTheTextHeadersOnFirstUse) {  // OB-4, DeferredHeadersPop
+  MockCluster mock;
+  mock.create_topic("q", 1);
+  auto t = transport(mock, 1500);
+  ASSERT_TRUE(t->publish_with_headers("q", body(0), {{"traceparent", "00-a"}}).ok());
+  ASSERT_TRUE(t->publish_with_headers("q", body(0), {{"traceparent", "00-a"}}).ok());
+  const ReceivedMessage eager = next(*t, "q");
+  const ReceivedMessage deferred = next(*t, "q", /*deferred=*/true);
+  EXPECT_EQ(eager.headers_builder, nullptr);
+  ASSERT_NE(deferred.headers_builder, nullptr);
+  EXPECT_TRUE(deferred.headers.empty()) << "not built before first use";
+  EXPECT_EQ(deferred.body, eager.body);
+  build_headers(deferred);
+  EXPECT_EQ(deferred.headers_builder, nullptr);
+  EXPECT_EQ(deferred.headers.at("traceparent"), "00-a");
+  EXPECT_EQ(deferred.headers, eager.headers) << "the same OB-4 headers as an eager pop";
+  ASSERT_TRUE(t->ack(eager).ok());
+  ASSERT_TRUE(t->ack(deferred).ok());
 }
 
 TEST(KafkaMock, RestoreWritesTheOriginalRecordAndReportsAFailure) {  // KFK-T7, KFK-15

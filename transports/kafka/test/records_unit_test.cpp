@@ -73,6 +73,15 @@ TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
   EXPECT_EQ(c.msg.headers.at("bq-attempts"), "5") << "OB-4: the headers are delivered too";
 }
 
+TEST(KafkaRecords, TextHeadersOnFirstUseAreLeftToTheCaller) {  // OB-4, DeferredHeadersPop
+  const RecordHeaders headers{{"bq-schema-version", "2"}, {"bq-attempts", "5"}};
+  ReceivedMessage msg;
+  const Incoming in = incoming(msg, order_created(), views(headers), TextHeaders::OnFirstUse);
+  EXPECT_TRUE(msg.headers.empty());
+  EXPECT_EQ(msg.route, binding::unsupported_route("2")) << "the gate still reads the list";
+  EXPECT_EQ(in.rejected_version, "2");
+}
+
 TEST(KafkaRecords, GateUsesTheFirstOccurrenceAndANullIsAbsent) {  // KFK-9
   EXPECT_TRUE(consumed(order_created(), {{"bq-schema-version", "1"}, {"bq-schema-version", "9"}})
                   .msg.route.empty());

@@ -164,6 +164,7 @@ BABELQUEUE_EXPORT Options parse_url(std::string_view url, Options base = {});
 /// groups, flushes the producer (bounded by publish_timeout) and afterwards every call fails
 /// with ClosedError. Not copyable or movable.
 class BABELQUEUE_EXPORT KafkaTransport final : public Transport,
+                                               public DeferredHeadersPop,
                                                public HeaderPublisher,
                                                public BatchPublisher,
                                                public KeyedRepublisher,
@@ -209,6 +210,10 @@ class BABELQUEUE_EXPORT KafkaTransport final : public Transport,
                    const ReceivedMessage& source) override;
   Status restore(const ReceivedMessage& source) override;
   Status rewind(const ReceivedMessage& msg) override;
+  /// `pop`, with the OB-4 text headers built on first use (`build_headers()`): the App's pops,
+  /// so a handler that never reads them does not pay for them.
+  Result<std::optional<ReceivedMessage>> pop_deferring_headers(
+      std::string_view queue, std::chrono::milliseconds timeout) override;
   /// Commits every acked offset now (synchronously); the first commit error since the last
   /// flush.
   Status flush() override;
