@@ -96,6 +96,25 @@ TEST_F(KafkaAppTest, KFK11_HandledRecordsAreCommitted) {
   EXPECT_EQ(raw().end_offset(queue(), 0), 3);
 }
 
+// OB-4 through the App's deferred pop: a handler that reads the headers gets the record's text
+// headers (the projection and the riders), built from the handle's list on first use.
+TEST_F(KafkaAppTest, OB4_AHandlerReadsTheRecordsHeadersThroughTheDeferredPop) {
+  App& a = app();
+  const std::string id = a.publish_with_headers(kUrn, Json::object({{"n", 1}}),
+                                                {{"traceparent", "00-t"}}, {.queue = queue()});
+  Headers seen;
+  a.handle(kUrn, [&](Context& ctx, const Envelope&) {
+    seen = ctx.headers();
+    return Status();
+  });
+  const DrainResult drained = a.drain(queue(), 1);
+  ASSERT_TRUE(drained.status.ok()) << drained.status.error().what();
+  EXPECT_EQ(seen.at("traceparent"), "00-t");
+  EXPECT_EQ(seen.at("bq-message-id"), id);
+  EXPECT_EQ(seen.at("bq-attempts"), "0");
+  EXPECT_EQ(seen.at("bq-job"), kUrn);
+}
+
 // KFK-11: flush() returns only once the commits sent before it are stored: with commit_batch 1
 // every ack sends an asynchronous commit, and the group's offset is read right after the flush,
 // without waiting (bench transport's "queue still holds" check found the gap).
