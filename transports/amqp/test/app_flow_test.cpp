@@ -10,6 +10,7 @@
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/app_fixture.hpp>
 
 #include <gtest/gtest.h>
 
@@ -28,18 +29,16 @@
 namespace babelqueue::amqp::test {
 namespace {
 
+using babelqueue::testing::AppOn;
 using babelqueue::testing::body_attempts;
 using babelqueue::testing::contract_body;
+using babelqueue::testing::handler_failure;
 using babelqueue::testing::kWithin;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kUrn = "urn:babelqueue:contract";
 constexpr std::string_view kTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-
-Status fail(std::string_view why) {
-  return Error(ErrorCode::Handler, std::string(why));
-}
 
 // Runs App::consume on a thread of its own until the object goes.
 class Consuming {
@@ -84,19 +83,15 @@ class AmqpAppTest : public SharedNodeTest {
   // An App on a transport of its own. `poll_timeout` bounds a drain that finds nothing, and how
   // long a consume takes to notice stop().
   App& app(AppOptions options = {}, milliseconds poll_timeout = kWithin) {
-    transport_ = transport();
-    options.poll_timeout = poll_timeout;
-    app_ = std::make_unique<App>(transport_, std::move(options));
-    return *app_;
+    return app_.start(transport(), std::move(options), poll_timeout);
   }
   // Closes the App's transport: its pending acks are written and what it holds is requeued,
   // so the RawClient sees the queue as the broker keeps it.
-  void close_transport() { transport_->close(); }
-  AmqpTransport& amqp() { return *transport_; }
+  void close_transport() { amqp().close(); }
+  AmqpTransport& amqp() { return app_.transport(); }
 
  private:
-  std::shared_ptr<AmqpTransport> transport_;
-  std::unique_ptr<App> app_;
+  AppOn<AmqpTransport> app_;
 };
 
 // AMQP-T3: what the Go/Python/Node/PHP SDKs and Laravel write is consumed as it is: every
@@ -216,7 +211,7 @@ TEST_F(AmqpAppTest, AMQP_T5_ALaravelReleaseIsCountedByItsBody) {
   App& a = app({.max_attempts = 2, .dead_letter = true});
   a.handle(kUrn, [&](Context&, const Envelope& env) {
     attempts_seen.add(env.attempts());
-    return fail("AMQP-T5");
+    return handler_failure("AMQP-T5");
   });
   EXPECT_TRUE(a.drain(queue(), 1).status.ok());
   close_transport();
@@ -236,7 +231,7 @@ TEST_F(AmqpAppTest, AMQP_T6_ARetryRepublishesAttemptsPlusOneAndAcksTheOriginal) 
   App& a = app();
   const std::string id =
       a.publish(kUrn, Json::object({{"n", 1}}), {.queue = queue(), .trace_id = "trace-T6"});
-  a.handle(kUrn, [](Context&, const Envelope&) { return fail("AMQP-T6"); });
+  a.handle(kUrn, [](Context&, const Envelope&) { return handler_failure("AMQP-T6"); });
   EXPECT_TRUE(a.drain(queue(), 1).status.ok());
   close_transport();
   EXPECT_EQ(raw().message_count(queue()), 1U) << "the original was not acked, or was lost";
@@ -256,7 +251,7 @@ TEST_F(AmqpAppTest, AMQP_T7_ExhaustedRetriesLeaveAProjectedRecordOnTheDurableDlq
   App& a = app({.max_attempts = 1, .dead_letter = true});
   const std::string id =
       a.publish(kUrn, Json::object({{"n", 1}}), {.queue = queue(), .trace_id = "trace-T7"});
-  a.handle(kUrn, [](Context&, const Envelope&) { return fail("AMQP-T7"); });
+  a.handle(kUrn, [](Context&, const Envelope&) { return handler_failure("AMQP-T7"); });
   EXPECT_TRUE(a.drain(queue(), 1).status.ok());
   close_transport();
   const std::string dlq = queue() + ".dlq";
@@ -333,7 +328,7 @@ TEST_F(AmqpAppTest, RetryBackoffGoesThroughTheTtlHoldingQueue) {
   a.handle(kUrn, [&](Context&, const Envelope& env) {
     const bool first = env.attempts() == 0;
     calls.add({Clock::now(), env.attempts()});
-    return first ? fail("retry me later") : Status();
+    return first ? handler_failure("retry me later") : Status();
   });
   ASSERT_TRUE(amqp().publish(queue(), contract_body(1)).ok());
   std::vector<std::pair<Clock::time_point, std::int64_t>> got;

@@ -65,7 +65,10 @@ class ServiceBusTls : public ::testing::Test {
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(got->body, body);
     EXPECT_TRUE(t.ack(*got).ok());
-    babelqueue::testing::eventually([&] { return peer_->count(queue, "active") == 0; }, kWithin);
+    // The completion reaches the peer after ack() returns: wait for it to leave both states.
+    babelqueue::testing::eventually(
+        [&] { return peer_->count(queue, "active") == 0 && peer_->count(queue, "locked") == 0; },
+        kWithin);
     EXPECT_EQ(peer_->count(queue, "active"), 0);
     EXPECT_EQ(peer_->count(queue, "locked"), 0);
   }

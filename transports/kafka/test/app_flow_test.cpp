@@ -13,6 +13,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/redrive.hpp>
+#include <babelqueue/testing/app_fixture.hpp>
 
 #include <gtest/gtest.h>
 
@@ -36,9 +37,11 @@
 namespace babelqueue::kafka::test {
 namespace {
 
+using babelqueue::testing::AppOn;
 using babelqueue::testing::body_attempts;
 using babelqueue::testing::body_number;
 using babelqueue::testing::contract_body;
+using babelqueue::testing::handler_failure;
 using babelqueue::testing::kWithin;
 using babelqueue::testing::pop_message;
 using std::chrono::milliseconds;
@@ -51,29 +54,21 @@ std::string body_for(const std::string& queue, int n) {
   return encode(make(kUrn, Json::object({{"n", n}}), {.queue = queue}));
 }
 
-Status fail(std::string_view why) {
-  return Error(ErrorCode::Handler, std::string(why));
-}
-
 class KafkaAppTest : public SharedBrokerTest {
  protected:
   // An App on a transport of its own for this test's group. `poll_timeout` bounds a drain's
   // first pop (the group join) and how long a consume takes to notice stop().
   App& app(AppOptions options = {}, std::string_view extra = {},
            milliseconds poll_timeout = kWithin) {
-    transport_ = transport(extra);
-    options.poll_timeout = poll_timeout;
-    app_ = std::make_unique<App>(transport_, std::move(options));
-    return *app_;
+    return app_.start(transport(extra), std::move(options), poll_timeout);
   }
   // Closes the App's transport: what was acked is committed.
-  void close_transport() { transport_->close(); }
-  KafkaTransport& kafka() { return *transport_; }
+  void close_transport() { kafka().close(); }
+  KafkaTransport& kafka() { return app_.transport(); }
   std::string dlq() const { return queue() + ".dlq"; }
 
  private:
-  std::shared_ptr<KafkaTransport> transport_;
-  std::unique_ptr<App> app_;
+  AppOn<KafkaTransport> app_;
 };
 
 // KFK-6, KFK-11: process then commit: the handled records are committed, nothing more.
@@ -145,7 +140,7 @@ TEST_F(KafkaAppTest, OB8_AFailureIsRetriedKeyedThenDeadLetteredKeyed) {
   App& a = app({.max_attempts = 2, .dead_letter = true});
   a.handle(kUrn, [&](Context&, const Envelope& env) {
     attempts.push_back(env.attempts());
-    return fail("OB-8");
+    return handler_failure("OB-8");
   });
   EXPECT_TRUE(a.drain(queue(), 2).status.ok());
   close_transport();
@@ -272,7 +267,7 @@ TEST_F(KafkaAppTest, HLP20_RedriveKeepsKeysAndCommitsTheDlqAfterItsWrites) {
   raw().produce(queue(), std::string("order-9"), body_for(queue(), 9));
   {
     App& a = app({.max_attempts = 1, .dead_letter = true});
-    a.handle(kUrn, [](Context&, const Envelope&) { return fail("to the DLQ"); });
+    a.handle(kUrn, [](Context&, const Envelope&) { return handler_failure("to the DLQ"); });
     EXPECT_TRUE(a.drain(queue(), 1).status.ok());
     close_transport();
   }

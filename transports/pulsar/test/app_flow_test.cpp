@@ -10,6 +10,7 @@
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/app_fixture.hpp>
 
 #include <gtest/gtest.h>
 
@@ -30,29 +31,23 @@
 namespace babelqueue::pulsar::test {
 namespace {
 
+using babelqueue::testing::AppOn;
+using babelqueue::testing::handler_failure;
 using babelqueue::testing::kWithin;
 using std::chrono::milliseconds;
 
 constexpr std::string_view kUrn = "urn:babelqueue:contract";
 
-Status fail(std::string_view why) {
-  return Error(ErrorCode::Handler, std::string(why));
-}
-
 class PulsarAppTest : public SharedBrokerTest {
  protected:
   App& app(AppOptions options = {}) {
-    transport_ = transport();
-    options.poll_timeout = milliseconds(500);
-    app_ = std::make_unique<App>(transport_, std::move(options));
-    return *app_;
+    return app_.start(transport(), std::move(options), milliseconds(500));
   }
-  void close_transport() { transport_->close(); }
+  void close_transport() { app_.transport().close(); }
   std::string dlq() const { return queue() + ".dlq"; }
 
  private:
-  std::shared_ptr<PulsarTransport> transport_;
-  std::unique_ptr<App> app_;
+  AppOn<PulsarTransport> app_;
 };
 
 // PLS-9: handled messages are acked: the subscription has nothing left afterwards.
@@ -81,7 +76,7 @@ TEST_F(PulsarAppTest, PLS11_AFailureIsRetriedThenDeadLettered) {
   std::vector<std::int64_t> attempts;
   a.handle(kUrn, [&](Context&, const Envelope& env) {
     attempts.push_back(env.attempts());
-    return fail("OB-8");
+    return handler_failure("OB-8");
   });
   EXPECT_TRUE(a.drain(queue(), 2).status.ok());
   close_transport();

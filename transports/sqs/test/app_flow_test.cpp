@@ -13,6 +13,7 @@
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/app_fixture.hpp>
 
 #include <gtest/gtest.h>
 
@@ -33,16 +34,14 @@
 namespace babelqueue::sqs::test {
 namespace {
 
+using babelqueue::testing::AppOn;
 using babelqueue::testing::contract_body;
+using babelqueue::testing::handler_failure;
 using babelqueue::testing::kWithin;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kUrn = "urn:babelqueue:contract";
-
-Status fail(std::string_view why) {
-  return Error(ErrorCode::Handler, std::string(why));
-}
 
 class SqsAppTest : public SharedEmulatorTest {
  protected:
@@ -50,20 +49,16 @@ class SqsAppTest : public SharedEmulatorTest {
   // to kWithin.
   App& app(AppOptions options = {}) {
     seam_ = std::make_shared<SeamClient>();
-    transport_ = transport(SharedEmulatorTest::options(seam_));
-    options.poll_timeout = kWithin;
-    app_ = std::make_unique<App>(transport_, std::move(options));
-    return *app_;
+    return app_.start(transport(SharedEmulatorTest::options(seam_)), std::move(options), kWithin);
   }
-  SqsTransport& sqs() { return *transport_; }
+  SqsTransport& sqs() { return app_.transport(); }
   SeamClient& seam() { return *seam_; }
   // Sends the deletes the App's acks queued.
-  void settle() { ASSERT_TRUE(transport_->flush().ok()); }
+  void settle() { ASSERT_TRUE(sqs().flush().ok()); }
 
  private:
   std::shared_ptr<SeamClient> seam_;
-  std::shared_ptr<SqsTransport> transport_;
-  std::unique_ptr<App> app_;
+  AppOn<SqsTransport> app_;
 };
 
 // SQS-10, SQS-13, RT-39: two failures then success: the handler sees attempts 0, 1, 2 from the
@@ -81,7 +76,7 @@ TEST_F(SqsAppTest, SQS10_RetriesInPlaceWithAttemptsFromTheReceiveCount) {
     attempts.push_back(env.attempts());
     counts.push_back(ctx.message().delivery_count);
     bodies.insert(ctx.message().body);
-    return attempts.size() < 3 ? fail("not yet") : Status();
+    return attempts.size() < 3 ? handler_failure("not yet") : Status();
   });
   const DrainResult drained = a.drain(queue(), 3);
   ASSERT_TRUE(drained.status.ok()) << drained.status.error().what();
@@ -106,7 +101,7 @@ TEST_F(SqsAppTest, SQS13_TheRetryBackoffDelaysTheRedelivery) {
   std::vector<Clock::time_point> runs;
   a.handle(kUrn, [&](Context&, const Envelope&) {
     runs.push_back(Clock::now());
-    return runs.size() < 2 ? fail("later") : Status();
+    return runs.size() < 2 ? handler_failure("later") : Status();
   });
   ASSERT_TRUE(a.drain(queue(), 2).status.ok());
   settle();
@@ -172,7 +167,7 @@ TEST_F(SqsAppTest, RT35_AnExhaustedMessageIsDeadLetteredToTheDashDlq) {
   raw().create(dlq());
   App& a = app({.max_attempts = 2, .dead_letter = true});
   const std::string id = a.publish(kUrn, Json::object({{"n", 1}}), {.queue = queue()});
-  a.handle(kUrn, [](Context&, const Envelope&) { return fail("kaput"); });
+  a.handle(kUrn, [](Context&, const Envelope&) { return handler_failure("kaput"); });
   ASSERT_TRUE(a.drain(queue(), 2).status.ok());
   settle();
   EXPECT_TRUE(raw().empty(queue()));
@@ -195,7 +190,7 @@ TEST_F(SqsAppTest, SQS14_AnExplicitSuffixNamesTheDlq) {
   raw().create(parked);
   App& a = app({.max_attempts = 1, .dead_letter = true, .dead_letter_suffix = "-parked"});
   const std::string id = a.publish(kUrn, Json::object({{"n", 1}}), {.queue = queue()});
-  a.handle(kUrn, [](Context&, const Envelope&) { return fail("no"); });
+  a.handle(kUrn, [](Context&, const Envelope&) { return handler_failure("no"); });
   ASSERT_TRUE(a.drain(queue(), 1).status.ok());
   settle();
   const JsonArray dead = raw().receive_at_least(parked, 1);
