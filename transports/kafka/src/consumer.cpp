@@ -87,8 +87,7 @@ Consumer::~Consumer() {
   close();
 }
 
-void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch,
-                        TextHeaders when) {
+void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch) {
   auto handle = std::make_unique<Handle>(message);
   handle->consumer = weak_from_this();
   handle->partition = message.partition;
@@ -96,8 +95,8 @@ void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::
   handle->epoch = epoch;
   handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
-  Incoming in = incoming(msg, record_value(message), handle->headers.view(), when);
-  if (when == TextHeaders::OnFirstUse) msg.headers_builder = &build_text_headers;
+  Incoming in = incoming(msg, record_value(message), handle->headers.view());
+  msg.headers_builder = &build_text_headers;
   handle->original_value = std::move(in.original_value);
 
   msg.queue = queue_;
@@ -121,19 +120,18 @@ MessagePtr Consumer::poll(int timeout_ms) {
 }
 
 Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds wait,
-                                                     const std::function<void()>& between_slices,
-                                                     TextHeaders when) {
+                                                     const std::function<void()>& between_slices) {
   std::lock_guard<std::mutex> pop(pop_mu_);
   if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
   if (!stashed_.empty()) {
     MessagePtr message = std::move(stashed_.front());
     stashed_.pop_front();
     if (stashed_.empty()) set_paused(false);
-    return take(std::move(message), when);
+    return take(std::move(message));
   }
   // A record fetched already is taken without reading the clock or arming a timed wait (the
   // common case while a backlog drains).
-  if (MessagePtr message = poll(0)) return take(std::move(message), when);
+  if (MessagePtr message = poll(0)) return take(std::move(message));
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     if (closed()) return ClosedError("kafka: pop of " + spi::quoted(queue_) + ": closed");
@@ -145,7 +143,7 @@ Result<std::optional<ReceivedMessage>> Consumer::pop(std::chrono::milliseconds w
       between_slices();
       if (slice < left) continue;
     }
-    return take(std::move(message), when);
+    return take(std::move(message));
   }
 }
 
@@ -175,12 +173,12 @@ std::size_t Consumer::outstanding() {
   return tracker_.outstanding_total();
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message, TextHeaders when) {
+Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message) {
   const RdKafka::ErrorCode err =
       message ? static_cast<RdKafka::ErrorCode>(message->err) : RdKafka::ERR__TIMED_OUT;
   switch (err) {
     case RdKafka::ERR_NO_ERROR:
-      return take_record(*message, when);
+      return take_record(*message);
     case RdKafka::ERR__TIMED_OUT:
     case RdKafka::ERR__PARTITION_EOF: {
       const Status committed = commit(false);
@@ -208,8 +206,7 @@ Result<std::optional<ReceivedMessage>> Consumer::take(MessagePtr message, TextHe
   }
 }
 
-Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t& message,
-                                                             TextHeaders when) {
+Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t& message) {
   // One named result on every path, so it is built in the caller's place (NRVO): the message
   // is not moved on its way out.
   Result<std::optional<ReceivedMessage>> out(std::optional<ReceivedMessage>{});
@@ -218,7 +215,7 @@ Result<std::optional<ReceivedMessage>> Consumer::take_record(rd_kafka_message_t&
     std::lock_guard<std::mutex> lock(mu_);
     epoch = tracker_.hand_out(message.partition, message.offset);
   }
-  if (epoch) received(out->emplace(), message, *epoch, when);
+  if (epoch) received(out->emplace(), message, *epoch);
   return out;
 }
 

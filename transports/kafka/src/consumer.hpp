@@ -93,8 +93,7 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// runs after each empty slice, the last one included (the transport serves its other
   /// consumers there: an App polling with a 100 ms timeout makes one slice per pop).
   Result<std::optional<ReceivedMessage>> pop(std::chrono::milliseconds wait,
-                                             const std::function<void()>& between_slices,
-                                             TextHeaders when);
+                                             const std::function<void()>& between_slices);
   /// From another queue's pop, while this one is not popped: serves this member's group
   /// protocol (a rebalance needs every member to poll, else it waits until the member's session
   /// ends). A record that comes with it is kept for the next pop and fetching is paused until
@@ -118,18 +117,18 @@ class Consumer final : public RdKafka::RebalanceCb,
   /// The next event or record within `timeout_ms`; null when none came.
   MessagePtr poll(int timeout_ms);
   /// A pop's outcome for what `poll` returned.
-  Result<std::optional<ReceivedMessage>> take(MessagePtr message, TextHeaders when);
+  Result<std::optional<ReceivedMessage>> take(MessagePtr message);
   /// take() of a record (no error): the message, or none when its partition is not assigned.
-  Result<std::optional<ReceivedMessage>> take_record(rd_kafka_message_t& message, TextHeaders when);
+  Result<std::optional<ReceivedMessage>> take_record(rd_kafka_message_t& message);
   void set_paused(bool paused);
   Status commit(bool sync);
   void note_commit_error(const Error& error);
   void revoke(const std::vector<RdKafka::TopicPartition*>& partitions);
   /// close() has begun.
   bool closed();
-  /// Fills `msg` (built in place by the caller: it is not moved on its way out).
-  void received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch,
-                TextHeaders when);
+  /// Fills `msg` (built in place by the caller: it is not moved on its way out); its OB-4
+  /// headers are built on first use (`build_headers()`).
+  void received(ReceivedMessage& msg, rd_kafka_message_t& message, std::uint64_t epoch);
 
   const Options& options_;
   std::string queue_;

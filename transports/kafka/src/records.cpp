@@ -89,9 +89,8 @@ Headers text_headers(HeaderViews headers) {
   return out;
 }
 
-Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers, TextHeaders when) {
+Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers) {
   Incoming in;
-  if (when == TextHeaders::Now) msg.headers = text_headers(headers);
   binding::GateDecision gate =
       binding::schema_version_gate(first_header(headers, "bq-schema-version"));
   if (gate.reject) {

@@ -55,10 +55,6 @@ OutgoingRecord outgoing(std::string topic, std::string body, const Headers& ride
 /// OB-4: every non-null header as text, the first occurrence of a name winning.
 [[nodiscard]] Headers text_headers(HeaderViews headers);
 
-/// When a consumed record's OB-4 text headers are built: at once, or on first use (a deferred
-/// pop: `ReceivedMessage::headers_builder`).
-enum class TextHeaders { Now, OnFirstUse };
-
 /// What the consume side of a record leaves beside the message's fields (KFK-9, KFK-10).
 struct Incoming {
   /// The value bytes as received, set only when the body is a KFK-10 rewrite of them.
@@ -68,11 +64,10 @@ struct Incoming {
 };
 
 /// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record: sets
-/// `msg`'s body, headers (OB-4; with TextHeaders::OnFirstUse the caller sets the builder
-/// instead), route (when the gate rejected: then the body is the value untouched) and decoded
-/// (when deciding the KFK-10 rewrite decoded it). `msg` is the one the caller hands out, so the
+/// `msg`'s body, route (when the gate rejected: then the body is the value untouched) and
+/// decoded (when deciding the KFK-10 rewrite decoded it); the OB-4 headers are left to the
+/// caller (`text_headers`, built on first use). `msg` is the one the caller hands out, so the
 /// envelope is not moved again on its way to the App.
-Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers,
-                  TextHeaders when = TextHeaders::Now);
+Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers);
 
 }  // namespace babelqueue::kafka::detail

@@ -107,10 +107,6 @@ class KafkaTransport::Impl {
     return it == consumers.end() ? nullptr : it->second;
   }
 
-  Result<std::optional<ReceivedMessage>> pop(std::string_view queue,
-                                             std::chrono::milliseconds timeout,
-                                             detail::TextHeaders when);
-
   std::vector<std::shared_ptr<Consumer>> all_consumers() {
     std::lock_guard<std::mutex> lock(mu);
     std::vector<std::shared_ptr<Consumer>> out;
@@ -223,32 +219,25 @@ Status KafkaTransport::restore(const ReceivedMessage& source) {
 
 Result<std::optional<ReceivedMessage>> KafkaTransport::pop(std::string_view queue,
                                                            std::chrono::milliseconds timeout) {
-  return impl_->pop(queue, timeout, detail::TextHeaders::Now);
+  Result<std::optional<ReceivedMessage>> popped = pop_deferring_headers(queue, timeout);
+  if (popped.has_value() && popped->has_value()) build_headers(**popped);
+  return popped;
 }
 
 Result<std::optional<ReceivedMessage>> KafkaTransport::pop_deferring_headers(
     std::string_view queue, std::chrono::milliseconds timeout) {
-  return impl_->pop(queue, timeout, detail::TextHeaders::OnFirstUse);
-}
-
-Result<std::optional<ReceivedMessage>> KafkaTransport::Impl::pop(std::string_view queue,
-                                                                 std::chrono::milliseconds timeout,
-                                                                 detail::TextHeaders when) {
-  if (guard.closed()) return guard.error("pop");
-  auto c = consumer(queue);
+  if (impl_->guard.closed()) return impl_->guard.error("pop");
+  auto c = impl_->consumer(queue);
   if (!c) return c.error();
-  const auto wait =
-      std::max(std::chrono::milliseconds(0),
-               options.max_wait.count() > 0 ? std::min(timeout, options.max_wait) : timeout);
+  const std::chrono::milliseconds max_wait = impl_->options.max_wait;
+  const auto wait = std::max(std::chrono::milliseconds(0),
+                             max_wait.count() > 0 ? std::min(timeout, max_wait) : timeout);
   const std::shared_ptr<Consumer> popped = *c;
-  return popped->pop(
-      wait,
-      [this, &popped] {
-        for (const std::shared_ptr<Consumer>& other : all_consumers()) {
-          if (other != popped) other->serve();
-        }
-      },
-      when);
+  return popped->pop(wait, [this, &popped] {
+    for (const std::shared_ptr<Consumer>& other : impl_->all_consumers()) {
+      if (other != popped) other->serve();
+    }
+  });
 }
 
 Status KafkaTransport::ack(const ReceivedMessage& msg) {
