@@ -50,16 +50,6 @@ std::int64_t saturating_increment(std::int64_t v) noexcept {
   return v == std::numeric_limits<std::int64_t>::max() ? v : v + 1;
 }
 
-// Item 7 of issue 8: the transport's decode when it did one (moved out, it is the App's to
-// consume), else the App's own.
-Result<Envelope, DecodeError> take_decoded(ReceivedMessage& msg) {
-  // One named result, so it is built in the caller's place (no second move of the envelope).
-  Result<Envelope, DecodeError> out =
-      msg.decoded ? Result<Envelope, DecodeError>(std::move(*msg.decoded)) : try_decode(msg.body);
-  msg.decoded.reset();
-  return out;
-}
-
 const char* identityless_note(const Envelope& env) noexcept {
   return env.urn().empty() ? " (an identity-less body: it names no job URN)" : "";
 }
@@ -165,7 +155,7 @@ class App::Impl {
   void wake() noexcept { stop_wait_.interrupt(); }
 
   // RT-30, never throws: one bad message (or a broken hook or transport) never stops a loop.
-  // Takes `msg.decoded` (decode once).
+  // Dispatches `msg.decoded` in place when the transport decoded (decode once).
   void dispatch(ReceivedMessage& msg) noexcept {
     try {
       dispatch_unguarded(msg);
@@ -187,6 +177,8 @@ class App::Impl {
   class QueueSource;
 
   void dispatch_unguarded(ReceivedMessage& msg);
+  // RT-39 onwards, for the decoded body of `msg`.
+  void dispatch_decoded(ReceivedMessage& msg, Envelope& env);
 
   // ---- sub-routines of RT-32..RT-38 ----
   void ack(const ReceivedMessage& msg);
@@ -283,14 +275,23 @@ void App::Impl::dispatch_unguarded(ReceivedMessage& msg) {
                                  msg.queue));
     return;
   }
-  Result<Envelope, DecodeError> decoded = take_decoded(msg);
+  // Item 7 of issue 8: the transport's decode when it did one, else the App's own; either is
+  // dispatched where it lies (no move of the envelope).
+  if (msg.decoded) {
+    dispatch_decoded(msg, *msg.decoded);
+    return;
+  }
+  Result<Envelope, DecodeError> decoded = try_decode(msg.body);
   if (!decoded.has_value()) {
     // The RT-39 floor would apply to the EMPTY envelope here; nothing below reads it, because
     // poison is never retried (D13..D16).
     poison(msg, decoded.error().what());
     return;
   }
-  Envelope& env = *decoded;
+  dispatch_decoded(msg, *decoded);
+}
+
+void App::Impl::dispatch_decoded(ReceivedMessage& msg, Envelope& env) {
   // RT-39 floor, before routing; set only when raised, so an absent `attempts` stays absent.
   if (const std::int64_t floor = binding::reconcile_attempts(env.attempts(), msg.delivery_count);
       floor != env.attempts()) {

@@ -78,8 +78,9 @@ struct ReceivedMessage {
   /// Source record key (Kafka): nullopt = null key, empty = empty key.
   std::optional<std::string> key;
   /// The body decoded by the transport when it had to decode it anyway (to classify poison):
-  /// the App uses it instead of decoding `body` a second time (decode once). Must be exactly
-  /// `try_decode(body)`'s value; leave it empty when the transport did not decode.
+  /// the App dispatches it in place instead of decoding `body` a second time (decode once; the
+  /// App may raise its `attempts`, RT-39). Must be exactly `try_decode(body)`'s value when the
+  /// message is popped; leave it empty when the transport did not decode.
   std::optional<Envelope> decoded;
   /// Set by a deferred pop: fills `out` with the message's headers (from its handle).
   /// `build_headers()` runs it once and clears it; it leaves `out` empty when it cannot build.

@@ -45,26 +45,29 @@ std::int64_t attempts(std::int64_t body_attempts,
 
 std::optional<std::string> reconcile_body(std::string_view body,
                                           std::optional<std::int64_t> header_attempts) {
-  return reconcile(body, header_attempts).body;
+  std::optional<Envelope> unused;
+  return reconcile(body, header_attempts, unused);
 }
 
-Reconciliation reconcile(std::string_view body, std::optional<std::int64_t> header_attempts) {
-  Reconciliation out;
-  if (!header_attempts) return out;
-  auto decoded = try_decode(body);
-  if (!decoded.has_value()) return out;
-  Envelope& env = decoded.value();
+std::optional<std::string> reconcile(std::string_view body,
+                                     std::optional<std::int64_t> header_attempts,
+                                     std::optional<Envelope>& decoded) {
+  decoded.reset();
+  if (!header_attempts) return std::nullopt;
+  auto result = try_decode(body);
+  if (!result.has_value()) return std::nullopt;
+  Envelope& env = result.value();
   if (env.attempts() == *header_attempts) {
-    out.decoded.emplace(std::move(env));
-    return out;
+    decoded.emplace(std::move(env));
+    return std::nullopt;
   }
   env.set_attempts(*header_attempts);
   try {
-    out.body = encode(env);
+    return encode(env);
   } catch (const Error&) {
     // Cannot happen for a decoded body; keep the original bytes (not decoded: env changed).
+    return std::nullopt;
   }
-  return out;
 }
 
 }  // namespace babelqueue::binding::kafka

@@ -121,17 +121,20 @@ TEST(KafkaBinding, KFK10_RewriteIsTheReEmit) {
 }
 
 TEST(KafkaBinding, KFK10_ReconcileHandsBackTheDecodedOriginal) {  // decode once
-  const bb::kafka::Reconciliation kept = bb::kafka::reconcile(order_created(), 0);
-  EXPECT_FALSE(kept.body.has_value());
-  ASSERT_TRUE(kept.decoded.has_value());
-  EXPECT_EQ(kept.decoded->meta().id, babelqueue::decode(order_created()).meta().id);
-  EXPECT_EQ(encode(*kept.decoded), encode(babelqueue::decode(order_created())));
+  std::optional<babelqueue::Envelope> decoded;
+  EXPECT_FALSE(bb::kafka::reconcile(order_created(), 0, decoded).has_value());
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->meta().id, babelqueue::decode(order_created()).meta().id);
+  EXPECT_EQ(encode(*decoded), encode(babelqueue::decode(order_created())));
 
-  const bb::kafka::Reconciliation rewritten = bb::kafka::reconcile(order_created(), 2);
-  EXPECT_EQ(rewritten.body, bb::kafka::reconcile_body(order_created(), 2));
-  EXPECT_FALSE(rewritten.decoded.has_value());  // the envelope of the old bytes is not handed on
-  EXPECT_FALSE(bb::kafka::reconcile(order_created(), std::nullopt).decoded.has_value());
-  EXPECT_FALSE(bb::kafka::reconcile("not json", 0).decoded.has_value());
+  EXPECT_EQ(bb::kafka::reconcile(order_created(), 2, decoded),
+            bb::kafka::reconcile_body(order_created(), 2));
+  EXPECT_FALSE(decoded.has_value()) << "the envelope of the old bytes is not handed on";
+  decoded = babelqueue::decode(order_created());
+  EXPECT_FALSE(bb::kafka::reconcile(order_created(), std::nullopt, decoded).has_value());
+  EXPECT_FALSE(decoded.has_value()) << "a previous value is not left behind";
+  EXPECT_FALSE(bb::kafka::reconcile("not json", 0, decoded).has_value());
+  EXPECT_FALSE(decoded.has_value());
 }
 
 TEST(KafkaBinding, KFK10_BodyUntouchedWhenEqualAbsentOrUndecodable) {

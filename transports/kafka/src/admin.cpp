@@ -216,7 +216,7 @@ Result<std::vector<PeekedMessage>> peek_topic(const Options& options, EventLogge
     if (m->offset() + 1 >= end->second) ends.erase(end);
     PeekedMessage peeked;
     peeked.body = record_value(*m->c_ptr());
-    peeked.headers = text_headers(WireHeaders(*m->c_ptr()).view());
+    peeked.headers = text_headers(WireHeaders(*m->c_ptr()).views());
     out.push_back(std::move(peeked));
   }
   consumer.close();

@@ -53,27 +53,36 @@ void MessageDestroy::operator()(rd_kafka_message_t* message) const noexcept {
 WireHeaders::WireHeaders(rd_kafka_message_t& message) {
   // The C API detaches the list librdkafka parsed (no copy); the C++ Headers would copy each one.
   rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_detach_headers(&message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-      headers == nullptr) {
-    return;
+  if (rd_kafka_message_detach_headers(&message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR)
+    list_.reset(headers);
+}
+
+std::optional<std::string_view> WireHeaders::first(const char* name) const noexcept {
+  const void* value = nullptr;
+  std::size_t size = 0;
+  if (!list_ ||
+      rd_kafka_header_get(list_.get(), 0, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      value == nullptr) {
+    return std::nullopt;
   }
-  list_.reset(headers);
-  const std::size_t n = rd_kafka_header_cnt(headers);
-  if (n > kFew) more_.reserve(n);
+  return std::string_view(static_cast<const char*>(value), size);
+}
+
+std::vector<HeaderView> WireHeaders::views() const {
+  std::vector<HeaderView> out;
+  if (!list_) return out;
+  out.reserve(rd_kafka_header_cnt(list_.get()));
   const char* name = nullptr;
   const void* value = nullptr;
   std::size_t size = 0;
   for (std::size_t i = 0;
-       rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       rd_kafka_header_get_all(list_.get(), i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
        ++i) {
     HeaderView view{.name = name, .value = std::nullopt};
     if (value != nullptr) view.value.emplace(static_cast<const char*>(value), size);
-    if (n > kFew) {
-      more_.push_back(view);
-    } else if (count_ < kFew) {
-      few_[count_++] = view;
-    }
+    out.push_back(view);
   }
+  return out;
 }
 
 void WireHeaders::Destroy::operator()(rd_kafka_headers_t* headers) const noexcept {

@@ -8,8 +8,8 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
-#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,23 +42,20 @@ class WireHeaders {
   WireHeaders() = default;
   /// Takes `message`'s headers (librdkafka parses them on first access); none when it has none.
   explicit WireHeaders(rd_kafka_message_t& message);
+  /// Takes `list` (may be null: none).
+  explicit WireHeaders(rd_kafka_headers_t* list) noexcept : list_(list) {}
 
-  [[nodiscard]] HeaderViews view() const noexcept {
-    return more_.empty() ? HeaderViews(few_.data(), count_) : HeaderViews(more_);
-  }
+  /// The value of the first header named `name` (NUL-terminated); nullopt when absent or null.
+  /// Walks the list: the pop reads two headers this way (KFK-9, KFK-10) without building views.
+  [[nodiscard]] std::optional<std::string_view> first(const char* name) const noexcept;
+  /// Every header, in order, read in place (valid while this list lives).
+  [[nodiscard]] std::vector<HeaderView> views() const;
 
  private:
   struct Destroy {
     void operator()(rd_kafka_headers_t* headers) const noexcept;
   };
-  // The views of a record with up to this many headers are kept inline (no allocation): the
-  // contract's six and a few riders.
-  static constexpr std::size_t kFew = 10;
   std::unique_ptr<rd_kafka_headers_t, Destroy> list_;
-  // Into list_'s entries, which never move: in few_ (count_ of them), else all in more_.
-  std::size_t count_ = 0;
-  std::array<HeaderView, kFew> few_{};
-  std::vector<HeaderView> more_;
 };
 /// The value bytes of a consumed record (a null value is empty).
 [[nodiscard]] std::string record_value(const rd_kafka_message_t& message);

@@ -52,7 +52,7 @@ void build_text_headers(const ReceivedMessage& msg, Headers& out) noexcept {
   const Handle* handle = handle_of(msg);
   if (handle == nullptr) return;
   try {
-    out = text_headers(handle->headers.view());
+    out = text_headers(handle->headers.views());
   } catch (const std::bad_alloc&) {
     out.clear();
   }
@@ -95,7 +95,9 @@ void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::
   handle->epoch = epoch;
   handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
-  Incoming in = incoming(msg, record_value(message), handle->headers.view());
+  Incoming in = incoming(msg, record_value(message),
+                         {.schema_version = handle->headers.first("bq-schema-version"),
+                          .attempts = handle->headers.first("bq-attempts")});
   msg.headers_builder = &build_text_headers;
   handle->original_value = std::move(in.original_value);
 

@@ -89,10 +89,9 @@ Headers text_headers(HeaderViews headers) {
   return out;
 }
 
-Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers) {
+Incoming incoming(ReceivedMessage& msg, std::string value, const JudgedHeaders& headers) {
   Incoming in;
-  binding::GateDecision gate =
-      binding::schema_version_gate(first_header(headers, "bq-schema-version"));
+  binding::GateDecision gate = binding::schema_version_gate(headers.schema_version);
   if (gate.reject) {
     msg.route = std::move(gate.route);
     in.rejected_version = std::move(gate.version);
@@ -100,16 +99,13 @@ Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers) 
     return in;
   }
   std::optional<std::int64_t> attempts;
-  if (const auto text = first_header(headers, "bq-attempts")) {
-    attempts = binding::parse_attempts_header(*text);
-  }
-  binding::kafka::Reconciliation reconciled = binding::kafka::reconcile(value, attempts);
-  if (reconciled.body) {
-    msg.body = std::move(*reconciled.body);
+  if (headers.attempts) attempts = binding::parse_attempts_header(*headers.attempts);
+  if (std::optional<std::string> rewritten =
+          binding::kafka::reconcile(value, attempts, msg.decoded)) {
+    msg.body = std::move(*rewritten);
     in.original_value = std::move(value);
   } else {
     msg.body = std::move(value);
-    msg.decoded = std::move(reconciled.decoded);
   }
   return in;
 }

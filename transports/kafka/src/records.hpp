@@ -63,11 +63,18 @@ struct Incoming {
   std::string rejected_version;
 };
 
+/// The two headers a consumed record is judged by, each the value of the first header of its
+/// name (nullopt when absent or null).
+struct JudgedHeaders {
+  std::optional<std::string_view> schema_version;  // bq-schema-version (KFK-9)
+  std::optional<std::string_view> attempts;        // bq-attempts (KFK-10)
+};
+
 /// Applies the gate on `bq-schema-version`, then the `bq-attempts` authority, to a record: sets
 /// `msg`'s body, route (when the gate rejected: then the body is the value untouched) and
 /// decoded (when deciding the KFK-10 rewrite decoded it); the OB-4 headers are left to the
 /// caller (`text_headers`, built on first use). `msg` is the one the caller hands out, so the
 /// envelope is not moved again on its way to the App.
-Incoming incoming(ReceivedMessage& msg, std::string value, HeaderViews headers);
+Incoming incoming(ReceivedMessage& msg, std::string value, const JudgedHeaders& headers);
 
 }  // namespace babelqueue::kafka::detail

@@ -211,7 +211,7 @@ Status KafkaTransport::restore(const ReceivedMessage& source) {
   r.topic = impl_->topic(source.queue);
   r.value = handle->original_value.value_or(source.body);
   r.key = source.key;
-  r.headers = detail::copy(handle->headers.view());
+  r.headers = detail::copy(handle->headers.views());
   std::vector<OutgoingRecord> records;
   records.push_back(std::move(r));
   return impl_->send(source.queue, std::move(records));
@@ -232,7 +232,7 @@ Result<std::optional<ReceivedMessage>> KafkaTransport::pop_deferring_headers(
   const std::chrono::milliseconds max_wait = impl_->options.max_wait;
   const auto wait = std::max(std::chrono::milliseconds(0),
                              max_wait.count() > 0 ? std::min(timeout, max_wait) : timeout);
-  const std::shared_ptr<Consumer> popped = *c;
+  const std::shared_ptr<Consumer> popped = std::move(*c);
   return popped->pop(wait, [this, &popped] {
     for (const std::shared_ptr<Consumer>& other : impl_->all_consumers()) {
       if (other != popped) other->serve();

@@ -4,6 +4,7 @@
 // Records in and out: the KFK-5 projection as a header list, OB-4 consume headers, the KFK-9
 // gate (null header included) and the KFK-10 attempts authority through a record.
 
+#include "client.hpp"
 #include "records.hpp"
 
 #include <babelqueue/binding/common.hpp>
@@ -52,6 +53,38 @@ TEST(KafkaRecords, ConsumeHeadersFirstWinsNullSkipped) {  // OB-4
   EXPECT_EQ(first_header(views(wire), "zz"), std::nullopt);
 }
 
+TEST(KafkaRecords, WireHeadersFindTheFirstOccurrenceInTheClientsList) {  // KFK-9, KFK-10, OB-4
+  // A list as librdkafka parses a consumed record's: duplicates and a null value kept in order.
+  rd_kafka_headers_t* list = rd_kafka_headers_new(4);
+  rd_kafka_header_add(list, "bq-attempts", -1, "4", -1);
+  rd_kafka_header_add(list, "bq-schema-version", -1, nullptr, 0);
+  rd_kafka_header_add(list, "bq-attempts", -1, "0", -1);
+  rd_kafka_header_add(list, "e", -1, "", 0);
+  const WireHeaders wire(list);
+  EXPECT_EQ(wire.first("bq-attempts"), "4") << "the first of equal names";
+  EXPECT_EQ(wire.first("bq-schema-version"), std::nullopt) << "a null value is absent";
+  EXPECT_EQ(wire.first("e"), "") << "an empty value is present";
+  EXPECT_EQ(wire.first("bq-job"), std::nullopt);
+  const std::vector<HeaderView> all = wire.views();
+  ASSERT_EQ(all.size(), 4U);
+  EXPECT_EQ(all[1].name, "bq-schema-version");
+  EXPECT_FALSE(all[1].value.has_value());
+  EXPECT_EQ(all[2].value, "0");
+  EXPECT_EQ(copy(all), (RecordHeaders{{"bq-attempts", "4"},
+                                      {"bq-schema-version", std::nullopt},
+                                      {"bq-attempts", "0"},
+                                      {"e", ""}}));
+  EXPECT_TRUE(WireHeaders().views().empty());
+  EXPECT_EQ(WireHeaders().first("bq-attempts"), std::nullopt);
+}
+
+// What the consumer reads of `headers` (WireHeaders::first on a consumed record's list).
+JudgedHeaders judged(const RecordHeaders& headers) {
+  const std::vector<HeaderView> all = views(headers);
+  return {.schema_version = first_header(all, "bq-schema-version"),
+          .attempts = first_header(all, "bq-attempts")};
+}
+
 // A record's consume side: the message incoming() fills and what it leaves beside it.
 struct Consumed {
   ReceivedMessage msg;
@@ -59,7 +92,7 @@ struct Consumed {
 };
 Consumed consumed(std::string value, const RecordHeaders& headers) {
   Consumed c;
-  c.in = incoming(c.msg, std::move(value), views(headers));
+  c.in = incoming(c.msg, std::move(value), judged(headers));
   return c;
 }
 
@@ -79,7 +112,7 @@ TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
 TEST(KafkaRecords, IncomingLeavesTheTextHeadersToTheCaller) {  // OB-4, DeferredHeadersPop
   const RecordHeaders headers{{"bq-schema-version", "2"}, {"bq-attempts", "5"}};
   ReceivedMessage msg;
-  const Incoming in = incoming(msg, order_created(), views(headers));
+  const Incoming in = incoming(msg, order_created(), judged(headers));
   EXPECT_TRUE(msg.headers.empty()) << "built on first use, from the handle's list";
   EXPECT_EQ(msg.route, binding::unsupported_route("2")) << "the gate still reads the list";
   EXPECT_EQ(in.rejected_version, "2");

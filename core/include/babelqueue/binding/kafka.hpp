@@ -51,20 +51,12 @@ BABELQUEUE_EXPORT std::int64_t attempts(std::int64_t body_attempts,
 BABELQUEUE_EXPORT std::optional<std::string> reconcile_body(
     std::string_view body, std::optional<std::int64_t> header_attempts);
 
-/// The decision of `reconcile_body` and, when the original bytes are kept and were decoded to
-/// make it, their envelope (`try_decode(body)`'s value), so that a consumer does not decode the
-/// same bytes twice (ReceivedMessage::decoded).
-///
-/// Thread-safety: a value type.
-struct Reconciliation {
-  /// `reconcile_body`'s result.
-  std::optional<std::string> body;
-  /// Set only when `body` is nullopt and the original bytes decoded.
-  std::optional<Envelope> decoded;
-};
-
-/// `reconcile_body` with the decoded original (see Reconciliation).
-BABELQUEUE_EXPORT Reconciliation reconcile(std::string_view body,
-                                           std::optional<std::int64_t> header_attempts);
+/// `reconcile_body`, which also leaves in `decoded`, when it keeps the original bytes and
+/// decoded them to decide, their envelope (`try_decode(body)`'s value), so that a consumer does
+/// not decode the same bytes twice (ReceivedMessage::decoded: pass the message's own, and the
+/// envelope is not moved again on its way to the App). `decoded` is left empty otherwise.
+BABELQUEUE_EXPORT std::optional<std::string> reconcile(std::string_view body,
+                                                       std::optional<std::int64_t> header_attempts,
+                                                       std::optional<Envelope>& decoded);
 
 }  // namespace babelqueue::binding::kafka
