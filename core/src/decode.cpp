@@ -11,17 +11,21 @@
 #include <string>
 
 #include "decode_internal.hpp"
-#include "envelope_access.hpp"
-#include "json_build.hpp"
-#include "json_scan.hpp"
+#include "decode_parts.hpp"
 
 namespace babelqueue {
 namespace {
 
+using detail::assemble;
 using detail::Cursor;
 using detail::json_type_name;
+using detail::Parts;
 using detail::RawNumber;
 using detail::RawString;
+using detail::read_data_object;
+using detail::read_short_int;
+using detail::Token;
+using detail::token_at;
 
 // The first member-type problem of the winning values (ENV-20); reported after the scan, because
 // a later duplicate may replace a badly typed earlier one (ENV-19).
@@ -82,99 +86,6 @@ bool parse_int64(std::string_view lex, std::int64_t& out) {
   return r.ec == std::errc();
 }
 
-// True when the 8 bytes of `w` are all decimal digits (a byte's high nibble is 3, and adding 6
-// does not carry out of its low nibble).
-inline bool eight_digits(std::uint64_t w) {
-  constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ULL;
-  return ((w & kHigh) | (((w + 0x0606060606060606ULL) & kHigh) >> 4)) == 0x3333333333333333ULL;
-}
-
-// The value of 8 digits, the first in the lowest byte: combined pairwise (10, 100, 10000).
-inline std::uint64_t eight_digits_value(std::uint64_t w) {
-  std::uint64_t v = w & 0x0F0F0F0F0F0F0F0FULL;
-  v = ((v * 2561) >> 8) & 0x00FF00FF00FF00FFULL;
-  v = ((v * 6553601) >> 16) & 0x0000FFFF0000FFFFULL;
-  return (v * 42949672960001ULL) >> 32;
-}
-
-// Fast path of an ENV-20 (I) integer at p: an optional '-', 1 to 18 digits without a leading
-// zero (so no overflow), and no fraction or exponent. Moves p past it; false leaves the number
-// to the full scanner. Eight digits at once when they are (millisecond timestamps are 13), then
-// one at a time.
-inline bool read_short_int(const char*& p_io, const char* end, std::int64_t& out) {
-  const bool neg = *p_io == '-';
-  const char* p = p_io + (neg ? 1 : 0);
-  const char* const digits = p;
-  std::uint64_t v = 0;  // unsigned: a run longer than 18 digits may wrap before it is refused
-  if (end - p >= 8) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    if (eight_digits(w)) {
-      v = eight_digits_value(w);
-      p += 8;
-    }
-  }
-  for (; p < end; ++p) {
-    const unsigned digit = static_cast<unsigned char>(*p) - unsigned{'0'};  // wraps below '0'
-    if (digit > 9) break;
-    v = v * 10 + digit;
-  }
-  const auto nd = p - digits;
-  if (nd == 0 || nd > 18 || (nd > 1 && *digits == '0')) return false;
-  if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return false;
-  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
-  p_io = p;
-  return true;
-}
-
-// A run of 4 to 24 fixed bytes, as little-endian words so that it is checked with two or three
-// overlapping loads of the bytes at hand: a member name as compact canonical JSON writes it
-// (`"job":`), or the punctuation and names between the values of a canonical body.
-struct Token {
-  std::size_t len = 0;
-  // Bytes [0, w), [8, 16) and [len - w, len), where w is 8, or 4 for a token under 8 bytes.
-  std::uint64_t head = 0, mid = 0, tail = 0;
-};
-
-// `w` bytes of `text` from `at`, little-endian.
-constexpr std::uint64_t token_word(std::string_view text, std::size_t at, std::size_t w) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < w; ++i) {
-    const auto byte = static_cast<unsigned char>(text[at + i]);
-    v |= static_cast<std::uint64_t>(byte) << (8 * i);
-  }
-  return v;
-}
-
-consteval Token token(std::string_view text) {
-  const std::size_t len = text.size();
-  if (len < 4 || len > 24) throw "token: the three words cover 4 to 24 bytes";
-  const std::size_t w = len >= 8 ? 8 : 4;
-  return Token{len, token_word(text, 0, w), len > 16 ? token_word(text, 8, 8) : 0,
-               token_word(text, len - w, w)};
-}
-
-// True when the `left` bytes at p start with the token and have room for a value after it.
-[[gnu::always_inline]] inline bool token_at(const char* p, std::size_t left, const Token& t) {
-  if (left <= t.len) return false;
-  if (t.len < 8) {
-    std::uint32_t head = 0;
-    std::uint32_t tail = 0;
-    std::memcpy(&head, p, 4);
-    std::memcpy(&tail, p + t.len - 4, 4);
-    return head == t.head && tail == t.tail;
-  }
-  std::uint64_t head = 0;
-  std::uint64_t tail = 0;
-  std::memcpy(&head, p, 8);
-  std::memcpy(&tail, p + t.len - 8, 8);
-  if (head != t.head || tail != t.tail) return false;
-  if (t.len <= 16) return true;
-  std::uint64_t mid = 0;
-  std::memcpy(&mid, p + 8, 8);
-  return mid == t.mid;
-}
-
 // A member name and its compact token, `"name":`.
 struct KeyToken {
   std::string_view name;
@@ -188,7 +99,7 @@ consteval KeyToken key_token(const char (&name)[N]) {
     text[i + 1] = name[i];
   text[N] = '"';
   text[N + 1] = ':';
-  return KeyToken{std::string_view(name, N - 1), token(std::string_view(text, N + 2))};
+  return KeyToken{std::string_view(name, N - 1), detail::token(std::string_view(text, N + 2))};
 }
 
 // Member names in the ENV-12 order, which every SDK-encoded body follows.
@@ -228,151 +139,6 @@ Top top_level_member(std::string_view n) {
       break;
   }
   return Top::Unknown;
-}
-
-// Validates the `data` object at c.p ('{') and keeps its text in `raw`; `canonical` when that
-// text may be re-emitted as it is (compact, no duplicate member, canonical escapes).
-bool read_data_object(Cursor& c, std::string_view& raw, bool& canonical) {
-  const char* start = c.p;
-  const bool ws_before = c.saw_ws;
-  c.saw_ws = false;
-  detail::CanonicalHandler h;
-  if (!detail::parse_value(c, h, 1)) return false;
-  raw = std::string_view(start, static_cast<std::size_t>(c.p - start));
-  canonical = h.canonical && !c.saw_ws;
-  c.saw_ws = ws_before;
-  return true;
-}
-
-// A compact object of scalar members (strings, integers read_short_int takes, true, false,
-// null) at c.p ('{'): validated as parse_value does and shown the same events by the same
-// CanonicalHandler, in far fewer steps. False leaves the object to read_data_object: nesting,
-// whitespace, another number, a duplicate member, an error.
-bool read_flat_object(Cursor& c) {
-  detail::CanonicalHandler h;
-  h.begin_object();
-  ++c.p;  // '{'
-  if (c.p < c.end && *c.p == '}') {
-    ++c.p;
-    return true;
-  }
-  for (;;) {
-    detail::RawString text;
-    if (c.p >= c.end || *c.p != '"' || !detail::scan_string(c, text)) return false;
-    h.key(text);
-    if (c.end - c.p < 2 || *c.p != ':') return false;
-    ++c.p;
-    std::int64_t number = 0;
-    switch (*c.p) {
-      case '"':
-        if (!detail::scan_string(c, text)) return false;
-        h.string(text);
-        break;
-      case 't':
-        if (!detail::scan_literal(c, "true")) return false;
-        break;
-      case 'f':
-        if (!detail::scan_literal(c, "false")) return false;
-        break;
-      case 'n':
-        if (!detail::scan_literal(c, "null")) return false;
-        break;
-      default:
-        if (!read_short_int(c.p, c.end, number)) return false;
-        break;
-    }
-    if (c.p >= c.end || !h.canonical) return false;
-    if (*c.p == '}') {
-      ++c.p;
-      return true;
-    }
-    if (*c.p != ',') return false;
-    ++c.p;
-  }
-}
-
-// A decoded envelope but for its extras (unknown members, dead_letter).
-struct Parts {
-  detail_access::Strings strings;
-  bool has_data, data_canonical, has_meta, has_schema_version, has_attempts;
-  std::int64_t schema_version, created_at, attempts;
-};
-
-Envelope assemble(const Parts& p) {
-  Envelope env = detail_access::with_strings(p.strings);
-  if (p.has_data) detail_access::set_data_pending(env, p.data_canonical);
-  detail_access::set_meta(env, p.has_meta, p.has_schema_version, p.schema_version, p.created_at);
-  detail_access::set_attempts(env, p.has_attempts, p.attempts);
-  return env;
-}
-
-// The bytes between the values of a compact canonical body: ENV-12 order, every member present,
-// no whitespace, as every SDK's encode writes it.
-constexpr Token kCanonJob = token("{\"job\":\"");
-constexpr Token kCanonTraceId = token(",\"trace_id\":");
-constexpr Token kCanonData = token(",\"data\":");
-constexpr Token kCanonMetaId = token(",\"meta\":{\"id\":\"");
-constexpr Token kCanonQueue = token(",\"queue\":\"");
-constexpr Token kCanonLang = token(",\"lang\":\"");
-constexpr Token kCanonVersion = token(",\"schema_version\":");
-constexpr Token kCanonCreatedAt = token(",\"created_at\":");
-constexpr Token kCanonAttempts = token("},\"attempts\":");
-
-// Straight-line decode of a compact canonical body, whose `trace_id` may also be null. False on
-// any other layout: whitespace, an escape in a string, another member, order or type, a number
-// read_short_int leaves to the full scanner, invalid `data`, trailing bytes, invalid UTF-8; the
-// general decoder then reads the body from its start. What it accepts reads exactly as there.
-bool read_canonical(std::string_view body, Parts& out) {
-  Cursor c(body);
-  const auto expect = [&c](const Token& t) __attribute__((always_inline)) {
-    if (!token_at(c.p, static_cast<std::size_t>(c.end - c.p), t)) return false;
-    c.p += t.len;
-    return true;
-  };
-  // A string without escapes, from after its opening quote.
-  const auto string = [&c](std::string_view & value) __attribute__((always_inline)) {
-    const char* q = detail::find_string_stop(c.p, c.end, c.non_ascii);
-    if (q >= c.end || *q != '"') return false;
-    value = std::string_view(c.p, static_cast<std::size_t>(q - c.p));
-    c.p = q + 1;
-    return true;
-  };
-  detail_access::Strings& s = out.strings;
-  std::string_view job;
-  if (!expect(kCanonJob) || !string(job) || !expect(kCanonTraceId)) return false;
-  if (*c.p == '"') {  // expect() left a byte after the token
-    ++c.p;
-    if (!string(s.trace_id)) return false;
-  } else if (c.end - c.p < 4 || std::memcmp(c.p, "null", 4) != 0) {
-    return false;
-  } else {
-    c.p += 4;
-  }
-  if (!expect(kCanonData) || *c.p != '{') return false;
-  const char* const data = c.p;
-  if (read_flat_object(c)) {
-    s.data_raw = std::string_view(data, static_cast<std::size_t>(c.p - data));
-    out.data_canonical = true;
-  } else {
-    c.p = data;
-    if (!read_data_object(c, s.data_raw, out.data_canonical)) return false;
-  }
-  if (!expect(kCanonMetaId) || !string(s.meta_id) || !expect(kCanonQueue) ||
-      !string(s.meta_queue) || !expect(kCanonLang) || !string(s.meta_lang) ||
-      !expect(kCanonVersion) || !read_short_int(c.p, c.end, out.schema_version) ||
-      !expect(kCanonCreatedAt) || !read_short_int(c.p, c.end, out.created_at) ||
-      !expect(kCanonAttempts) || !read_short_int(c.p, c.end, out.attempts)) {
-    return false;
-  }
-  if (c.end - c.p != 1 || *c.p != '}') return false;
-  // Bytes >= 0x80 can only be in the strings, which flag them.
-  if (c.non_ascii && !detail::valid_utf8(body)) return false;
-  s.urn = trim_w(job);
-  out.has_data = true;
-  out.has_meta = true;
-  out.has_schema_version = true;
-  out.has_attempts = true;
-  return true;
 }
 
 class Decoder {
@@ -835,41 +601,20 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
   return env;
 }
 
-// Runs a decode, turning an allocation failure into a DecodeError.
-template <class Fn>
-Result<Envelope, DecodeError> guarded(Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return DecodeError("out of memory while decoding");
-  }
-}
-
 }  // namespace
 
 namespace detail {
 
 Result<Envelope, DecodeError> try_decode_general(std::string_view body,
                                                  std::vector<std::string>* warnings) {
-  return guarded([&] { return Decoder(body).run(warnings); });
-}
-
-std::optional<Envelope> try_decode_canonical(std::string_view body) {
-  Parts parts;
-  if (!read_canonical(body, parts)) return std::nullopt;
-  return assemble(parts);
+  try {
+    return Decoder(body).run(warnings);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory();
+  }
 }
 
 }  // namespace detail
-
-Result<Envelope, DecodeError> try_decode(std::string_view body,
-                                         std::vector<std::string>* warnings) {
-  return guarded([&]() -> Result<Envelope, DecodeError> {
-    Parts parts;
-    if (read_canonical(body, parts)) return assemble(parts);
-    return Decoder(body).run(warnings);
-  });
-}
 
 Envelope decode(std::string_view body, std::vector<std::string>* warnings) {
   return try_decode(body, warnings).value();

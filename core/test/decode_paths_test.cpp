@@ -87,6 +87,9 @@ TEST(DecodePaths, OtherValuesOfTheCanonicalLayoutTakeTheFastPath) {
   expect_fast(with(R"("attempts":0)", R"("attempts":999999999999999999)"));  // 18 digits
   expect_fast(with(R"("created_at":1796568413263)", R"("created_at":12345678)"));
   expect_fast(with(R"("created_at":1796568413263)", R"("created_at":0)"));
+  expect_fast(with(R"("created_at":1796568413263)", R"("created_at":-5)"));
+  expect_fast(with(R"("attempts":0)", R"("attempts":-3)"));
+  expect_fast(with(R"("attempts":0)", R"("attempts":12)"));
   // data: the flat reader, and the general data scanner for everything else.
   for (const char* data :
        {R"({})", R"({"a":"x","b":true,"c":false,"d":null,"e":-12,"f":"\u00e9\n"})",
