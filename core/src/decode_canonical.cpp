@@ -114,7 +114,7 @@ struct Tail {
 };
 
 bool canonical_tail(const char* begin, const char* end, Tail& tail) {
-  if (end - begin < 2 || end[-1] != '}') return false;
+  if (end - begin < 3 || end[-1] != '}') return false;
   const char* at = end - 1;
   if (is_digit(at[-1]) && at[-2] == ':') {  // attempts mostly has one digit
     --at;
@@ -128,6 +128,24 @@ bool canonical_tail(const char* begin, const char* end, Tail& tail) {
   return true;
 }
 
+// Moves p past the token at p; false when it is not there (or nothing follows it).
+[[gnu::always_inline]] inline bool expect(const char*& p, const char* end, const Token& t) {
+  if (!token_at(p, static_cast<std::size_t>(end - p), t)) return false;
+  p += t.len;
+  return true;
+}
+
+// The string from p (after its opening quote) to its closing quote, which p moves past; false
+// when an escape or a control character comes first.
+[[gnu::always_inline]] inline bool plain_string(const char*& p, const char* end, bool& non_ascii,
+                                                std::string_view& value) {
+  const char* q = find_string_stop(p, end, non_ascii);
+  if (q >= end || *q != '"') return false;
+  value = std::string_view(p, static_cast<std::size_t>(q - p));
+  p = q + 1;
+  return true;
+}
+
 // Straight-line decode of a compact canonical body, whose `trace_id` may also be null. False on
 // any other layout: whitespace, an escape in a string, another member, order or type, a number
 // read_short_int leaves to the full scanner, invalid `data`, trailing bytes, invalid UTF-8; the
@@ -138,32 +156,21 @@ bool read_canonical(std::string_view body, Parts& out) {
   bool non_ascii = false;
   Tail tail{};
   if (!canonical_tail(p, end, tail)) return false;
-  const auto expect = [&p, end ](const Token& t) __attribute__((always_inline)) {
-    if (!token_at(p, static_cast<std::size_t>(end - p), t)) return false;
-    p += t.len;
-    return true;
-  };
-  // A string without escapes, from after its opening quote.
-  const auto string =
-      [&p, end, &non_ascii ](std::string_view & value) __attribute__((always_inline)) {
-    const char* q = find_string_stop(p, end, non_ascii);
-    if (q >= end || *q != '"') return false;
-    value = std::string_view(p, static_cast<std::size_t>(q - p));
-    p = q + 1;
-    return true;
-  };
   detail_access::Strings& s = out.strings;
   std::string_view job;
-  if (!expect(kCanonJob) || !string(job) || !expect(kCanonTraceId)) return false;
+  if (!expect(p, end, kCanonJob) || !plain_string(p, end, non_ascii, job) ||
+      !expect(p, end, kCanonTraceId)) {
+    return false;
+  }
   if (*p == '"') {  // expect() left a byte after the token
     ++p;
-    if (!string(s.trace_id)) return false;
+    if (!plain_string(p, end, non_ascii, s.trace_id)) return false;
   } else if (end - p < 4 || std::memcmp(p, "null", 4) != 0) {
     return false;
   } else {
     p += 4;
   }
-  if (!expect(kCanonData) || *p != '{') return false;
+  if (!expect(p, end, kCanonData) || *p != '{') return false;
   Cursor data(p, end);
   if (read_flat_object(data)) {
     s.data_raw = std::string_view(p, static_cast<std::size_t>(data.p - p));
@@ -174,9 +181,10 @@ bool read_canonical(std::string_view body, Parts& out) {
   }
   p = data.p;
   non_ascii = non_ascii || data.non_ascii;
-  if (!expect(kCanonMetaId) || !string(s.meta_id) || !expect(kCanonQueue) ||
-      !string(s.meta_queue) || !expect(kCanonLang) || !string(s.meta_lang) ||
-      !expect(kCanonVersion) || !read_short_int(p, end, out.schema_version) ||
+  if (!expect(p, end, kCanonMetaId) || !plain_string(p, end, non_ascii, s.meta_id) ||
+      !expect(p, end, kCanonQueue) || !plain_string(p, end, non_ascii, s.meta_queue) ||
+      !expect(p, end, kCanonLang) || !plain_string(p, end, non_ascii, s.meta_lang) ||
+      !expect(p, end, kCanonVersion) || !read_short_int(p, end, out.schema_version) ||
       p != tail.created_at) {
     return false;
   }

@@ -152,7 +152,10 @@ TEST(DecodePaths, EveryDeviationFallsBackToTheGeneralDecoder) {
       with(R"({"order_id":1042})", R"({"order_id":1042,})"),
       with(R"({"order_id":1042})", R"({"order_id":tru})"),
       with(R"("trace_id":"7d02530c-7f1a-4c45-b7a9-520e6697b7b3")", R"("trace_id":nul)"),
-      kCanonical + "}", kCanonical + "x", kCanonical.substr(0, kCanonical.size() - 1)};
+      kCanonical + "}", kCanonical + "x", kCanonical.substr(0, kCanonical.size() - 1),
+      // short bodies that end as the layout does
+      "}", "3}", ":3}", R"("attempts":3})", R"(},"attempts":3})",
+      R"({"created_at":1},"attempts":3})"};
   for (const auto& body : bodies)
     expect_fallback(body);
 }
