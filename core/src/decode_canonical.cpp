@@ -214,13 +214,19 @@ std::optional<Envelope> try_decode_canonical(std::string_view body) {
 
 Result<Envelope, DecodeError> try_decode(std::string_view body,
                                          std::vector<std::string>* warnings) {
-  detail::Parts parts;
-  if (!detail::read_canonical(body, parts)) return detail::try_decode_general(body, warnings);
-  try {
-    return detail::assemble(parts);
-  } catch (const std::bad_alloc&) {
-    return detail::out_of_memory();
+  // A body that starts or ends otherwise than the compact layout does (a pretty-printed one)
+  // goes to the general decoder before anything is set up for the canonical read.
+  if (body.size() > 2 && body[1] == '"' && body.back() == '}') {
+    detail::Parts parts;
+    if (detail::read_canonical(body, parts)) {
+      try {
+        return detail::assemble(parts);
+      } catch (const std::bad_alloc&) {
+        return detail::out_of_memory();
+      }
+    }
   }
+  return detail::try_decode_general(body, warnings);
 }
 
 }  // namespace babelqueue
