@@ -14,10 +14,10 @@ namespace babelqueue {
 namespace detail {
 namespace {
 
-// A compact object of scalar members (strings, integers read_short_int takes, true, false,
-// null) at c.p ('{'): validated as parse_value does and shown the same events by the same
-// CanonicalHandler, in far fewer steps. False leaves the object to read_data_object: nesting,
-// whitespace, another number, a duplicate member, an error.
+// A compact object of scalar members (strings, numbers, true, false, null) at c.p ('{'):
+// validated as parse_value does and shown the same events by the same CanonicalHandler, in far
+// fewer steps. False leaves the object to read_data_object: nesting, whitespace, a duplicate
+// member, an error.
 bool read_flat_object(Cursor& c) {
   CanonicalHandler h;
   h.begin_object();
@@ -47,9 +47,14 @@ bool read_flat_object(Cursor& c) {
       case 'n':
         if (!scan_literal(c, "null")) return false;
         break;
-      default:
-        if (!read_short_int(c.p, c.end, number)) return false;
+      default: {  // a number: most often a short integer, else what the full scanner takes
+        RawNumber lexeme;
+        if (!read_short_int(c.p, c.end, number) &&
+            (!(*c.p == '-' || is_digit(*c.p)) || !scan_number(c, lexeme))) {
+          return false;
+        }
         break;
+      }
     }
     if (c.p >= c.end || !h.canonical) return false;
     if (*c.p == '}') {

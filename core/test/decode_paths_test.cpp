@@ -93,9 +93,9 @@ TEST(DecodePaths, OtherValuesOfTheCanonicalLayoutTakeTheFastPath) {
   // data: the flat reader, and the general data scanner for everything else.
   for (const char* data :
        {R"({})", R"({"a":"x","b":true,"c":false,"d":null,"e":-12,"f":"\u00e9\n"})",
-        R"({"a":{"b":[1,2.5,{"c":null}]}})", R"({"a":1.5e3})", R"({"a": 1})", R"({"a":1,"a":2})",
-        R"({"a":"\u00E9"})", R"({"a":1234567890123456789012})", R"({"\u0061":1})",
-        "{\"k\xC3\xA9\":\"v\xC3\xA9\"}"}) {
+        R"({"a":{"b":[1,2.5,{"c":null}]}})", R"({"a":1.5e3})", R"({"a":-0.5E-3,"b":0})",
+        R"({"a": 1})", R"({"a":1,"a":2})", R"({"a":"\u00E9"})", R"({"a":1234567890123456789012})",
+        R"({"\u0061":1})", "{\"k\xC3\xA9\":\"v\xC3\xA9\"}"}) {
     expect_fast(with(R"({"order_id":1042})", data));
   }
   std::string many = "{";  // past the 64 keys the canonical check follows
@@ -151,6 +151,11 @@ TEST(DecodePaths, EveryDeviationFallsBackToTheGeneralDecoder) {
       with(R"({"order_id":1042})", R"({"order_id":})"), with(R"({"order_id":1042})", "{"),
       with(R"({"order_id":1042})", R"({"order_id":1042,})"),
       with(R"({"order_id":1042})", R"({"order_id":tru})"),
+      with(R"({"order_id":1042})", R"({"order_id":-})"),
+      with(R"({"order_id":1042})", R"({"order_id":1.})"),
+      with(R"({"order_id":1042})", R"({"order_id":01})"),
+      with(R"({"order_id":1042})", R"({"order_id":+1})"),
+      with(R"({"order_id":1042})", R"({"order_id":1e})"),
       with(R"("trace_id":"7d02530c-7f1a-4c45-b7a9-520e6697b7b3")", R"("trace_id":nul)"),
       kCanonical + "}", kCanonical + "x", kCanonical.substr(0, kCanonical.size() - 1),
       // short bodies that end as the layout does
