@@ -6,7 +6,6 @@
 #include <babelqueue/codec.hpp>
 
 #include <charconv>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -496,6 +495,7 @@ bool Decoder::read_data() {
     any_bad_ = true;
     return skip_value(1);
   }
+  // Validate now, build the Json on first access (Envelope::data()).
   has_data_ = true;
   return read_data_object(c_, data_raw_, data_canonical_);
 }
