@@ -11,8 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "decode_internal.hpp"
+
 // Decoding arbitrary bytes must not crash, and whatever decodes must re-encode to a fixed point:
 // encode(decode(encode(env))) == encode(env), without new warnings and without losing accepts().
+// try_decode, with its fast path for compact canonical bodies, must agree in every observable
+// way with the general decoder alone, on the input and on its encoding.
 
 namespace {
 
@@ -30,10 +34,16 @@ std::string encode_or_fail(const babelqueue::Envelope& env, const char* which) {
   }
 }
 
+void check_paths_agree(std::string_view body) {
+  const std::string diff = babelqueue::detail::decode_paths_difference(body);
+  if (!diff.empty()) fail(diff.c_str(), body);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  check_paths_agree(body);
 
   const auto decoded = babelqueue::try_decode(body);
   if (!decoded) {
@@ -44,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const bool accepted = babelqueue::accepts(*decoded);
   const std::string first = encode_or_fail(*decoded, "encode of a decoded envelope threw");
+  check_paths_agree(first);  // the canonical layout the fast path is for
 
   std::vector<std::string> warnings;
   const auto again = babelqueue::try_decode(first, &warnings);

@@ -6,21 +6,25 @@
 #include <babelqueue/codec.hpp>
 
 #include <charconv>
-#include <cstring>
 #include <optional>
 #include <string>
 
-#include "envelope_access.hpp"
-#include "json_build.hpp"
-#include "json_scan.hpp"
+#include "decode_internal.hpp"
+#include "decode_parts.hpp"
 
 namespace babelqueue {
 namespace {
 
+using detail::assemble;
 using detail::Cursor;
 using detail::json_type_name;
+using detail::Parts;
 using detail::RawNumber;
 using detail::RawString;
+using detail::read_data_object;
+using detail::read_short_int;
+using detail::Token;
+using detail::token_at;
 
 // The first member-type problem of the winning values (ENV-20); reported after the scan, because
 // a later duplicate may replace a badly typed earlier one (ENV-19).
@@ -81,78 +85,20 @@ bool parse_int64(std::string_view lex, std::int64_t& out) {
   return r.ec == std::errc();
 }
 
-// Fast path of an ENV-20 (I) integer at p: an optional '-', 1 to 18 digits without a leading
-// zero (so no overflow), and no fraction or exponent. Moves p past it; false leaves the number
-// to the full scanner. Counters and timestamps are short, so one digit at a time.
-inline bool read_short_int(const char*& p_io, const char* end, std::int64_t& out) {
-  const bool neg = *p_io == '-';
-  const char* p = p_io + (neg ? 1 : 0);
-  const char* const digits = p;
-  std::uint64_t v = 0;  // unsigned: a run longer than 18 digits may wrap before it is refused
-  for (; p < end; ++p) {
-    const unsigned digit = static_cast<unsigned char>(*p) - unsigned{'0'};  // wraps below '0'
-    if (digit > 9) break;
-    v = v * 10 + digit;
-  }
-  const auto nd = p - digits;
-  if (nd == 0 || nd > 18 || (nd > 1 && *digits == '0')) return false;
-  if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return false;
-  out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
-  p_io = p;
-  return true;
-}
-
-// A member name as it appears in compact canonical JSON (`"job":`), as little-endian words so a
-// prediction is checked with two or three overlapping loads of the bytes at hand. Needs no
-// padding after the token, so the last member of a body is predicted too.
+// A member name and its compact token, `"name":`.
 struct KeyToken {
   std::string_view name;
-  std::size_t len = 0;  // name.size() + 3
-  // Token bytes [0, w), [8, 16) and [len - w, len), where w is 8, or 4 for a token under 8 bytes.
-  std::uint64_t head = 0, mid = 0, tail = 0;
+  Token token;
 };
 
-constexpr char token_byte(std::string_view name, std::size_t i) {
-  return i == 0 ? '"' : i <= name.size() ? name[i - 1] : i == name.size() + 1 ? '"' : ':';
-}
-
-// `w` bytes of the token from `at`, little-endian.
-constexpr std::uint64_t token_word(std::string_view name, std::size_t at, std::size_t w) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < w; ++i) {
-    const auto byte = static_cast<unsigned char>(token_byte(name, at + i));
-    v |= static_cast<std::uint64_t>(byte) << (8 * i);
-  }
-  return v;
-}
-
-consteval KeyToken key_token(std::string_view name) {
-  const std::size_t len = name.size() + 3;
-  if (len < 4 || len > 24) throw "key_token: the three words cover 4 to 24 bytes";
-  const std::size_t w = len >= 8 ? 8 : 4;
-  return KeyToken{name, len, token_word(name, 0, w), len > 16 ? token_word(name, 8, 8) : 0,
-                  token_word(name, len - w, w)};
-}
-
-// True when the `left` bytes at p start with the token and have room for a value after it.
-inline bool token_at(const char* p, std::size_t left, const KeyToken& t) {
-  if (left <= t.len) return false;
-  if (t.len < 8) {
-    std::uint32_t head = 0;
-    std::uint32_t tail = 0;
-    std::memcpy(&head, p, 4);
-    std::memcpy(&tail, p + t.len - 4, 4);
-    return head == t.head && tail == t.tail;
-  }
-  std::uint64_t head = 0;
-  std::uint64_t tail = 0;
-  std::memcpy(&head, p, 8);
-  std::memcpy(&tail, p + t.len - 8, 8);
-  if (head != t.head || tail != t.tail) return false;
-  if (t.len <= 16) return true;
-  std::uint64_t mid = 0;
-  std::memcpy(&mid, p + 8, 8);
-  return mid == t.mid;
+template <std::size_t N>
+consteval KeyToken key_token(const char (&name)[N]) {
+  char text[N + 2] = {'"'};
+  for (std::size_t i = 0; i + 1 < N; ++i)
+    text[i + 1] = name[i];
+  text[N] = '"';
+  text[N + 1] = ':';
+  return KeyToken{std::string_view(name, N - 1), detail::token(std::string_view(text, N + 2))};
 }
 
 // Member names in the ENV-12 order, which every SDK-encoded body follows.
@@ -327,9 +273,9 @@ bool Decoder::members(const KeyToken (&expected)[N], Fn&& fn) {
     int known = -1;
     // Fast path: the canonical order, written compactly (`"job":`). A match is exact, because
     // a raw name cannot hold an unescaped quote.
-    if (next < N && token_at(c_.p, static_cast<std::size_t>(c_.end - c_.p), expected[next])) {
+    if (next < N && token_at(c_.p, static_cast<std::size_t>(c_.end - c_.p), expected[next].token)) {
       known = static_cast<int>(next);
-      c_.p += expected[next].len;
+      c_.p += expected[next].token.len;
       ++next;
     } else if (c_.p < c_.end && detail::is_ws(*c_.p)) {
       detail::skip_ws(c_);  // predict again after the whitespace
@@ -551,15 +497,7 @@ bool Decoder::read_data() {
   }
   // Validate now, build the Json on first access (Envelope::data()).
   has_data_ = true;
-  const char* start = c_.p;
-  const bool ws_before = c_.saw_ws;
-  c_.saw_ws = false;
-  detail::CanonicalHandler h;
-  if (!detail::parse_value(c_, h, 1)) return false;
-  data_raw_ = std::string_view(start, static_cast<std::size_t>(c_.p - start));
-  data_canonical_ = h.canonical && !c_.saw_ws;
-  c_.saw_ws = ws_before;
-  return true;
+  return read_data_object(c_, data_raw_, data_canonical_);
 }
 
 Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings) {
@@ -633,13 +571,16 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
   };
   std::string_view urn = trim_w(text(job_));
   if (urn.empty() && urn_.present) urn = trim_w(text(urn_));
-  Envelope env =
-      detail_access::with_strings({urn, text(trace_id_), text(meta_id_), text(meta_queue_),
-                                   text(meta_lang_), has_data_ ? data_raw_ : std::string_view()});
-  if (has_data_) detail_access::set_data_pending(env, data_canonical_);
-  detail_access::set_meta(env, has_meta_, schema_version_.present, schema_version_.value,
-                          created_at_.value);
-  detail_access::set_attempts(env, attempts_.present, attempts_.value);
+  Envelope env = assemble(Parts{{urn, text(trace_id_), text(meta_id_), text(meta_queue_),
+                                 text(meta_lang_), has_data_ ? data_raw_ : std::string_view()},
+                                has_data_,
+                                data_canonical_,
+                                has_meta_,
+                                schema_version_.present,
+                                attempts_.present,
+                                schema_version_.value,
+                                created_at_.value,
+                                attempts_.value});
   if (!unknown_.empty() || !meta_unknown_.empty() || dl_) {
     auto& extras = detail_access::extras(env);
     extras.unknown = std::move(unknown_);
@@ -662,14 +603,18 @@ Result<Envelope, DecodeError> Decoder::finish(std::vector<std::string>* warnings
 
 }  // namespace
 
-Result<Envelope, DecodeError> try_decode(std::string_view body,
-                                         std::vector<std::string>* warnings) {
+namespace detail {
+
+Result<Envelope, DecodeError> try_decode_general(std::string_view body,
+                                                 std::vector<std::string>* warnings) {
   try {
     return Decoder(body).run(warnings);
   } catch (const std::bad_alloc&) {
-    return DecodeError("out of memory while decoding");
+    return out_of_memory();
   }
 }
+
+}  // namespace detail
 
 Envelope decode(std::string_view body, std::vector<std::string>* warnings) {
   return try_decode(body, warnings).value();

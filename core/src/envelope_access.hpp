@@ -46,11 +46,14 @@ struct detail_access {
     f.data_raw = put(s.data_raw);
     return Envelope(std::move(text), f);
   }
-  /// memcpy for the short strings of an envelope, without a library call for up to 32 bytes.
+  /// memcpy for the short strings of an envelope, without a library call for up to 64 bytes.
   static void copy_short(char* dst, std::string_view src) {
     const std::size_t n = src.size();
-    if (n > 32) {
+    if (n > 64) {
       std::memcpy(dst, src.data(), n);
+    } else if (n > 32) {  // a UUID: two overlapping halves
+      std::memcpy(dst, src.data(), 32);
+      std::memcpy(dst + n - 32, src.data() + n - 32, 32);
     } else if (n >= 16) {
       std::memcpy(dst, src.data(), 16);
       std::memcpy(dst + n - 16, src.data() + n - 16, 16);

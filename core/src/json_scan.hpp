@@ -118,18 +118,24 @@ struct RawString {
   bool escaped = false;
 };
 
+// Position of the first '"', '\\' or control character in [p, end) (end if none); a byte >= 0x80
+// on the way sets `non_ascii`.
+inline const char* find_string_stop(const char* p, const char* end, bool& non_ascii) {
+  const char* s = find_string_special<true>(p, end);
+  if (s < end && static_cast<unsigned char>(*s) >= 0x80) {
+    // The first such byte stops the search; flag it and search the rest without stopping at them.
+    non_ascii = true;
+    s = find_string_special(s, end);
+  }
+  return s;
+}
+
 // Scans a string starting at the opening quote; validates escapes and control characters.
 inline bool scan_string(Cursor& c, RawString& out) {
   const char* start = ++c.p;  // past the opening quote
   bool escaped = false;
   for (;;) {
-    const char* s = find_string_special<true>(c.p, c.end);
-    if (s < c.end && static_cast<unsigned char>(*s) >= 0x80) {
-      // The first such byte of a stretch between escapes stops the search; flag it and search
-      // the rest of the stretch without stopping at them.
-      c.non_ascii = true;
-      s = find_string_special(s, c.end);
-    }
+    const char* s = find_string_stop(c.p, c.end, c.non_ascii);
     if (s >= c.end) {
       c.p = c.end;
       return c.fail("unterminated string");

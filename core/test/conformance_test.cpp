@@ -15,6 +15,7 @@
 #include <babelqueue/open.hpp>
 #include <babelqueue/transport.hpp>
 
+#include "decode_internal.hpp"
 #include "runner.hpp"
 
 #include <atomic>
@@ -161,6 +162,29 @@ TEST(ConformanceSuite, EveryCasePasses) {
     if (!c.passed() && !c.skipped()) ADD_FAILURE() << "FAIL " << describe(c);
   }
   EXPECT_EQ(r.failed(), 0U) << r.passed() << " passed, " << r.failed() << " failed";
+}
+
+// try_decode agrees with its general decoder on every fixture (pretty-printed, so decoded
+// there) and on the canonical encoding of each that decodes, which takes the fast path unless it
+// has members outside the ENV-12 layout or a string that needs an escape.
+TEST(ConformanceSuite, FixturesAndTheirCanonicalBodiesDecodeAlikeOnBothPaths) {
+  ASSERT_TRUE(suite_present()) << missing_suite_message();
+  int fast = 0;
+  for (const auto& entry : fs::directory_iterator(suite_dir() / "fixtures")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(bq::detail::decode_paths_difference(text), "") << entry.path();
+    EXPECT_FALSE(bq::detail::try_decode_canonical(text).has_value()) << entry.path();
+    const auto decoded = bq::detail::try_decode_general(text);
+    if (!decoded) continue;
+    const std::string body = bq::encode(*decoded);
+    EXPECT_EQ(bq::detail::decode_paths_difference(body), "") << body;
+    const bool extras = decoded->dead_letter() || !decoded->unknown().empty() ||
+                        !decoded->meta_unknown().empty() || body.find('\\') != std::string::npos;
+    EXPECT_EQ(bq::detail::try_decode_canonical(body).has_value(), !extras) << body;
+    fast += extras ? 0 : 1;
+  }
+  EXPECT_GE(fast, 8);
 }
 
 TEST(ConformanceSuite, RunsAtLeastEveryManifestCase) {
