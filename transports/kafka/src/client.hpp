@@ -48,6 +48,10 @@ class WireHeaders {
   /// The value of the first header named `name` (NUL-terminated); nullopt when absent or null.
   /// Walks the list: the pop reads two headers this way (KFK-9, KFK-10) without building views.
   [[nodiscard]] std::optional<std::string_view> first(const char* name) const noexcept;
+  /// The two headers a consumed record is judged by, read with `first`.
+  [[nodiscard]] JudgedHeaders judged() const noexcept {
+    return {.schema_version = first("bq-schema-version"), .attempts = first("bq-attempts")};
+  }
   /// Every header, in order, read in place (valid while this list lives).
   [[nodiscard]] std::vector<HeaderView> views() const;
 

@@ -95,9 +95,7 @@ void Consumer::received(ReceivedMessage& msg, rd_kafka_message_t& message, std::
   handle->epoch = epoch;
   handle->timestamp_ms = rd_kafka_message_timestamp(&message, nullptr);
 
-  Incoming in = incoming(msg, record_value(message),
-                         {.schema_version = handle->headers.first("bq-schema-version"),
-                          .attempts = handle->headers.first("bq-attempts")});
+  Incoming in = incoming(msg, record_value(message), handle->headers.judged());
   msg.headers_builder = &build_text_headers;
   handle->original_value = std::move(in.original_value);
 

@@ -29,15 +29,6 @@ OutgoingRecord outgoing(std::string topic, std::string body, const Headers& ride
   return r;
 }
 
-std::vector<HeaderView> views(const RecordHeaders& headers) {
-  std::vector<HeaderView> out;
-  out.reserve(headers.size());
-  for (const RecordHeader& h : headers) {
-    out.push_back({h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-  }
-  return out;
-}
-
 RecordHeaders copy(HeaderViews headers) {
   RecordHeaders out;
   out.reserve(headers.size());
@@ -46,13 +37,6 @@ RecordHeaders copy(HeaderViews headers) {
         {std::string(h.name), h.value ? std::optional<std::string>(*h.value) : std::nullopt});
   }
   return out;
-}
-
-std::optional<std::string_view> first_header(HeaderViews headers, std::string_view name) {
-  for (const HeaderView& h : headers) {
-    if (h.name == name) return h.value;
-  }
-  return std::nullopt;
 }
 
 namespace {

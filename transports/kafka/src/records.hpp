@@ -27,11 +27,9 @@ struct HeaderView {
   std::string_view name;
   std::optional<std::string_view> value;
 };
-/// A header list read in place (a consumed record's, or a RecordHeaders list through `views`).
+/// A consumed record's header list read in place (WireHeaders::views).
 using HeaderViews = std::span<const HeaderView>;
 
-/// `headers` read in place; valid while `headers` lives and is not changed.
-[[nodiscard]] std::vector<HeaderView> views(const RecordHeaders& headers);
 /// A copy of `headers` (order, duplicates and null values kept).
 [[nodiscard]] RecordHeaders copy(HeaderViews headers);
 
@@ -47,10 +45,6 @@ struct OutgoingRecord {
 
 /// A publish of `body` (KFK-5): the projection's headers and timestamp, riders after them.
 OutgoingRecord outgoing(std::string topic, std::string body, const Headers& riders = {});
-
-/// The value of the first header named `name`; nullopt when absent or null (KFK-9, KFK-10).
-[[nodiscard]] std::optional<std::string_view> first_header(HeaderViews headers,
-                                                           std::string_view name);
 
 /// OB-4: every non-null header as text, the first occurrence of a name winning.
 [[nodiscard]] Headers text_headers(HeaderViews headers);

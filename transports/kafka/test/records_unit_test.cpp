@@ -41,26 +41,39 @@ TEST(KafkaRecords, OutgoingCarriesTheProjection) {  // KFK-5, OB-3
   EXPECT_EQ(raw.timestamp_ms, 0);
 }
 
+// `headers` as librdkafka hands a consumed record's list over (order, duplicates, nulls kept).
+WireHeaders wire_list(const RecordHeaders& headers) {
+  rd_kafka_headers_t* list = rd_kafka_headers_new(headers.size());
+  for (const RecordHeader& h : headers) {
+    rd_kafka_header_add(list, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                        h.value ? h.value->data() : nullptr,
+                        h.value ? static_cast<ssize_t>(h.value->size()) : 0);
+  }
+  return WireHeaders(list);
+}
+
+// The OB-4 headers of a consumed record with `headers`.
+Headers text_headers_of(const RecordHeaders& headers) {
+  return text_headers(wire_list(headers).views());
+}
+
 TEST(KafkaRecords, ConsumeHeadersFirstWinsNullSkipped) {  // OB-4
-  const RecordHeaders wire{{"a", "1"}, {"a", "2"}, {"n", std::nullopt}, {"b", ""}};
-  const Headers h = text_headers(views(wire));
+  const RecordHeaders record{{"a", "1"}, {"a", "2"}, {"n", std::nullopt}, {"b", ""}};
+  const Headers h = text_headers_of(record);
   EXPECT_EQ(h.size(), 2U);
   EXPECT_EQ(h.at("a"), "1");
   EXPECT_EQ(h.at("b"), "");
   EXPECT_FALSE(h.contains("n"));
-  EXPECT_EQ(first_header(views(wire), "a"), "1");
-  EXPECT_EQ(first_header(views(wire), "n"), std::nullopt);
-  EXPECT_EQ(first_header(views(wire), "zz"), std::nullopt);
+  const WireHeaders wire = wire_list(record);
+  EXPECT_EQ(wire.first("a"), "1");
+  EXPECT_EQ(wire.first("n"), std::nullopt);
+  EXPECT_EQ(wire.first("zz"), std::nullopt);
 }
 
 TEST(KafkaRecords, WireHeadersFindTheFirstOccurrenceInTheClientsList) {  // KFK-9, KFK-10, OB-4
-  // A list as librdkafka parses a consumed record's: duplicates and a null value kept in order.
-  rd_kafka_headers_t* list = rd_kafka_headers_new(4);
-  rd_kafka_header_add(list, "bq-attempts", -1, "4", -1);
-  rd_kafka_header_add(list, "bq-schema-version", -1, nullptr, 0);
-  rd_kafka_header_add(list, "bq-attempts", -1, "0", -1);
-  rd_kafka_header_add(list, "e", -1, "", 0);
-  const WireHeaders wire(list);
+  const RecordHeaders record{
+      {"bq-attempts", "4"}, {"bq-schema-version", std::nullopt}, {"bq-attempts", "0"}, {"e", ""}};
+  const WireHeaders wire = wire_list(record);
   EXPECT_EQ(wire.first("bq-attempts"), "4") << "the first of equal names";
   EXPECT_EQ(wire.first("bq-schema-version"), std::nullopt) << "a null value is absent";
   EXPECT_EQ(wire.first("e"), "") << "an empty value is present";
@@ -70,29 +83,23 @@ TEST(KafkaRecords, WireHeadersFindTheFirstOccurrenceInTheClientsList) {  // KFK-
   EXPECT_EQ(all[1].name, "bq-schema-version");
   EXPECT_FALSE(all[1].value.has_value());
   EXPECT_EQ(all[2].value, "0");
-  EXPECT_EQ(copy(all), (RecordHeaders{{"bq-attempts", "4"},
-                                      {"bq-schema-version", std::nullopt},
-                                      {"bq-attempts", "0"},
-                                      {"e", ""}}));
+  EXPECT_EQ(copy(all), record) << "restore writes the list back as it came";
+  const JudgedHeaders judged = wire.judged();
+  EXPECT_EQ(judged.attempts, "4");
+  EXPECT_EQ(judged.schema_version, std::nullopt);
   EXPECT_TRUE(WireHeaders().views().empty());
   EXPECT_EQ(WireHeaders().first("bq-attempts"), std::nullopt);
 }
 
-// What the consumer reads of `headers` (WireHeaders::first on a consumed record's list).
-JudgedHeaders judged(const RecordHeaders& headers) {
-  const std::vector<HeaderView> all = views(headers);
-  return {.schema_version = first_header(all, "bq-schema-version"),
-          .attempts = first_header(all, "bq-attempts")};
-}
-
-// A record's consume side: the message incoming() fills and what it leaves beside it.
+// A record's consume side: the message incoming() fills and what it leaves beside it, judged
+// by the headers the consumer reads (WireHeaders::judged).
 struct Consumed {
   ReceivedMessage msg;
   Incoming in;
 };
 Consumed consumed(std::string value, const RecordHeaders& headers) {
   Consumed c;
-  c.in = incoming(c.msg, std::move(value), judged(headers));
+  c.in = incoming(c.msg, std::move(value), wire_list(headers).judged());
   return c;
 }
 
@@ -103,16 +110,15 @@ TEST(KafkaRecords, GateRejectsBeforeAttempts) {  // KFK-9, OB-6
   EXPECT_EQ(c.msg.body, order_created()) << "a rejected record is not rewritten";
   EXPECT_FALSE(c.in.original_value.has_value());
   EXPECT_FALSE(c.msg.decoded.has_value());
-  EXPECT_EQ(
-      text_headers(views({{"bq-schema-version", "2"}, {"bq-attempts", "5"}})).at("bq-attempts"),
-      "5")
+  EXPECT_EQ(text_headers_of({{"bq-schema-version", "2"}, {"bq-attempts", "5"}}).at("bq-attempts"),
+            "5")
       << "OB-4: the headers are delivered too";
 }
 
 TEST(KafkaRecords, IncomingLeavesTheTextHeadersToTheCaller) {  // OB-4, DeferredHeadersPop
   const RecordHeaders headers{{"bq-schema-version", "2"}, {"bq-attempts", "5"}};
   ReceivedMessage msg;
-  const Incoming in = incoming(msg, order_created(), judged(headers));
+  const Incoming in = incoming(msg, order_created(), wire_list(headers).judged());
   EXPECT_TRUE(msg.headers.empty()) << "built on first use, from the handle's list";
   EXPECT_EQ(msg.route, binding::unsupported_route("2")) << "the gate still reads the list";
   EXPECT_EQ(in.rejected_version, "2");
@@ -134,7 +140,7 @@ TEST(KafkaRecords, AttemptsHeaderIsAuthoritative) {  // KFK-10
   EXPECT_FALSE(same.in.original_value.has_value());
   ASSERT_TRUE(same.msg.decoded.has_value()) << "decoded to decide: handed to the App (decode once)";
   EXPECT_EQ(encode(*same.msg.decoded), encode(decode(same.msg.body)));
-  EXPECT_EQ(text_headers(views({{"bq-attempts", "0"}})).at("bq-attempts"), "0");
+  EXPECT_EQ(text_headers_of({{"bq-attempts", "0"}}).at("bq-attempts"), "0");
 
   const Consumed two = consumed(order_created(), {{"bq-attempts", " +2 "}});
   ASSERT_TRUE(two.in.original_value.has_value());
