@@ -8,24 +8,17 @@
 // delivery of the dead connection is never settled on the new one (the broker redelivers it).
 // A backlog published (pipelined batch) before the crash and consumed only after it is complete.
 
-#include <babelqueue/app.hpp>
 #include <babelqueue/artemis/transport.hpp>
-#include <babelqueue/codec.hpp>
-#include <babelqueue/json.hpp>
 #include <babelqueue/testing/fault_kit.hpp>
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <iostream>
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
-#include <utility>
-#include <vector>
 
 #include "shared_broker_test.hpp"
 
@@ -47,53 +40,8 @@ TEST(ArtemisFault, ART11_ABrokerKilledAndRestartedMidRunLosesNoMessage) {
   // Sends in flight when the broker dies fail after `timeout` at the latest (outcome unknown:
   // the publisher does not count them).
   const std::string url = url_of(server, "timeout=5000");
-  const std::string queue = babelqueue::testing::unique_queue_name();
-  HandledIds handled;
-  babelqueue::testing::ContinuousPublisher publisher(std::make_shared<ArtemisTransport>(url), queue,
-                                                     kUrn);
-  ConsumingWorker worker(std::make_shared<ArtemisTransport>(url), queue, kUrn, handled);
-  ASSERT_TRUE(publisher.wait_for_more(100, kRecover)) << server.log_tail();
-  ASSERT_TRUE(babelqueue::testing::eventually([&] { return handled.distinct() >= 50; }, kRecover));
-
-  // A backlog nobody consumes before the crash: only the broker's journal keeps it.
-  const std::string backlog = babelqueue::testing::unique_queue_name();
-  std::set<std::string> stored;
-  {
-    ArtemisTransport t(url);
-    std::vector<std::string> bodies;
-    for (int i = 0; i < 200; ++i) {
-      Envelope env = make(kUrn, Json::object({{"i", i}}), {.queue = backlog});
-      stored.insert(std::string(env.meta().id));
-      bodies.push_back(encode(env));
-    }
-    ASSERT_TRUE(t.publish_batch(backlog, std::move(bodies)).ok());
-  }
-
-  server.kill();
-  server.restart();
-
-  HandledIds drained;
-  {
-    App app(std::make_shared<ArtemisTransport>(url), {.poll_timeout = 2s});
-    app.handle(kUrn, [&drained](Context&, const Envelope& env) {
-      drained.add(std::string(env.meta().id));
-      return Status();
-    });
-    EXPECT_TRUE(app.drain(backlog, stored.size()).status.ok());
-  }
-  EXPECT_TRUE(drained.missing(stored).empty()) << describe_missing(drained.missing(stored));
-
-  ASSERT_TRUE(publisher.wait_for_more(100, kRecover))
-      << "publishing did not resume after the restart\n"
-      << server.log_tail();
-  const std::set<std::string> published = publisher.stop();
-  const bool all =
-      babelqueue::testing::eventually([&] { return handled.missing(published).empty(); }, kRecover);
-  EXPECT_TRUE(all) << describe_missing(handled.missing(published));
-  EXPECT_TRUE(worker.stop().ok());
-  std::cout << "[ figure ] " << published.size() << " ids published, " << publisher.failures()
-            << " publishes failed during the outage, " << handled.distinct()
-            << " distinct ids handled; restart " << server.started_in().count() << " ms\n";
+  babelqueue::testing::expect_broker_restart_loses_nothing(
+      server, [&url] { return std::make_shared<ArtemisTransport>(url); }, kUrn, kRecover);
 }
 
 // ART-11: the broker closes every client connection (its management operation

@@ -3,13 +3,18 @@
 #pragma once
 
 #include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
 #include <babelqueue/errors.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/testing/contract.hpp>
 #include <babelqueue/transport.hpp>
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,8 +29,8 @@
 /// @file
 /// Testing kit: what the broker fault tests share (TRANSPORTS.md "nothing is lost"): a publisher
 /// that keeps publishing through a fault and remembers every meta.id whose publish returned ok,
-/// a worker that keeps consuming through it, the set of ids the handlers ran for, and the text
-/// that names the lost ones.
+/// a worker that keeps consuming through it, the set of ids the handlers ran for, the text that
+/// names the lost ones, and the broker-restart scenario built from them.
 
 namespace babelqueue::testing {
 
@@ -199,5 +204,63 @@ class ConsumingWorker {
   Status status_;
   std::thread thread_;
 };
+
+/// The broker-restart scenario of TRANSPORTS.md ("nothing is lost"): `server` is killed with
+/// SIGKILL and restarted while a ContinuousPublisher keeps publishing envelopes of `urn` and a
+/// ConsumingWorker keeps consuming them, each on a transport of its own from `open()`; a backlog
+/// of 200, published (batched) before the crash and consumed only after it, must be complete,
+/// publishing must resume, and every id whose publish returned ok must be handled within
+/// `recover`. `Server` is a broker of the kit (`kill()`, `restart()`, `log_tail()`,
+/// `started_in()`); `Open` returns a `std::shared_ptr` to a transport with `publish_batch`.
+/// Prints the run's figures.
+template <class Server, class Open>
+void expect_broker_restart_loses_nothing(Server& server, Open open, const std::string& urn,
+                                         std::chrono::steady_clock::duration recover) {
+  const std::string queue = unique_queue_name();
+  HandledIds handled;
+  ContinuousPublisher publisher(open(), queue, urn);
+  ConsumingWorker worker(open(), queue, urn, handled);
+  ASSERT_TRUE(publisher.wait_for_more(100, recover)) << server.log_tail();
+  ASSERT_TRUE(eventually([&] { return handled.distinct() >= 50; }, recover));
+
+  // A backlog nobody consumes before the crash: only the broker's storage keeps it.
+  const std::string backlog = unique_queue_name();
+  std::set<std::string> stored;
+  {
+    const auto t = open();
+    std::vector<std::string> bodies;
+    for (int i = 0; i < 200; ++i) {
+      Envelope env = make(urn, Json::object({{"i", i}}), {.queue = backlog});
+      stored.insert(std::string(env.meta().id));
+      bodies.push_back(encode(env));
+    }
+    ASSERT_TRUE(t->publish_batch(backlog, std::move(bodies)).ok());
+  }
+
+  server.kill();
+  server.restart();
+
+  HandledIds drained;
+  {
+    App app(open(), {.poll_timeout = std::chrono::seconds(2)});
+    app.handle(urn, [&drained](Context&, const Envelope& env) {
+      drained.add(std::string(env.meta().id));
+      return Status();
+    });
+    EXPECT_TRUE(app.drain(backlog, stored.size()).status.ok());
+  }
+  EXPECT_TRUE(drained.missing(stored).empty()) << describe_missing(drained.missing(stored));
+
+  ASSERT_TRUE(publisher.wait_for_more(100, recover))
+      << "publishing did not resume after the restart\n"
+      << server.log_tail();
+  const std::set<std::string> published = publisher.stop();
+  const bool all = eventually([&] { return handled.missing(published).empty(); }, recover);
+  EXPECT_TRUE(all) << describe_missing(handled.missing(published));
+  EXPECT_TRUE(worker.stop().ok());
+  std::cout << "[ figure ] " << published.size() << " ids published, " << publisher.failures()
+            << " publishes failed during the outage, " << handled.distinct()
+            << " distinct ids handled; restart " << server.started_in().count() << " ms\n";
+}
 
 }  // namespace babelqueue::testing
