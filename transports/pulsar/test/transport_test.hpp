@@ -55,21 +55,28 @@ class SharedBrokerTest : public ::testing::Test {
 
  public:
   // Up to `n` messages of `queue` read through a subscription of their own (from the earliest
-  // message) by RawPulsar; fewer when the broker has no more within `wait`.
+  // message) by RawPulsar; fewer when the broker has no more within `wait`. With `more`, any
+  // further ones that come within `more` of each other after the first `n`.
   static std::vector<RawMessage> read_all(
       const std::string& queue, std::size_t n,
-      std::chrono::milliseconds wait = std::chrono::seconds(5)) {
-    return read_topic(topic_for(queue), n, wait);
+      std::chrono::milliseconds wait = std::chrono::seconds(5),
+      std::chrono::milliseconds more = std::chrono::milliseconds::zero()) {
+    return read_topic(topic_for(queue), n, wait, more);
   }
   // The same of a topic by its full name (e.g. one partition of a queue's topic).
-  static std::vector<RawMessage> read_topic(const std::string& topic, std::size_t n,
-                                            std::chrono::milliseconds wait) {
+  static std::vector<RawMessage> read_topic(
+      const std::string& topic, std::size_t n, std::chrono::milliseconds wait,
+      std::chrono::milliseconds more = std::chrono::milliseconds::zero()) {
     std::vector<RawMessage> out;
     if (n == 0) return out;
     RawPulsar raw(server().port(), wait);
     raw.subscribe(topic, "check-" + babelqueue::testing::unique_queue_name(),
                   proto::CommandSubscribe::Exclusive, 1000);
-    while (out.size() < n) {
+    for (;;) {
+      if (out.size() == n) {
+        if (more <= std::chrono::milliseconds::zero()) break;
+        raw.set_timeout(more);
+      }
       try {
         out.push_back(raw.receive());
       } catch (const std::exception&) {

@@ -34,6 +34,8 @@
 /// | delayed_publish_contract.hpp  | DelayedPublishContract | DelayedPublisher that delays     |
 /// | inspector_contract.hpp        | InspectorContract      | Inspector                        |
 /// | dead_letter_contract.hpp      | DeadLetterContract     | DeadLetterer                     |
+/// | app_flow_contract.hpp         | AppFlowContract        | broker transport whose `<q>.dlq` |
+/// |                               |                        | the App writes (own traits)      |
 ///
 /// How to instantiate, in one test source of the transport's test binary (that links
 /// `babelqueue::testing` and GTest::gtest_main):

@@ -56,6 +56,8 @@ class RawPulsar {
                           pb::CommandSubscribe::SubType type, std::uint32_t permits);
   // The next MESSAGE (waits up to the timeout; throws when none comes).
   RawMessage receive();
+  // The timeout of every later request and receive.
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   // ACK of one message (individual; no answer is awaited).
   void ack(std::uint64_t consumer_id, const pb::MessageIdData& id);
 
