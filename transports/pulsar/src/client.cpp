@@ -1388,6 +1388,7 @@ std::future<SendResult> Producer::send_async(OutgoingMessage message) {
       property->set_value(value);
     }
     if (message.key) metadata.set_partition_key(*message.key);
+    if (message.deliver_at_ms) metadata.set_deliver_at_time(*message.deliver_at_ms);
     s.write(*producer.connection, wire::encode_message(command, metadata, message.payload));
   });
   if (!posted) {

@@ -81,6 +81,9 @@ struct OutgoingMessage {
   std::string payload = {};
   std::map<std::string, std::string> properties = {};
   std::optional<std::string> key = {};
+  /// The metadata's deliver_at_time (Unix milliseconds): a Shared or Key_Shared subscription
+  /// dispatches the message from then on.
+  std::optional<std::int64_t> deliver_at_ms = {};
 };
 
 /// A received message and what acknowledging it needs.

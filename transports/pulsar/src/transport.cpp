@@ -615,6 +615,28 @@ Status PulsarTransport::publish_batch(std::string_view queue, std::vector<std::s
   return impl_->send(queue, std::move(messages));
 }
 
+Status PulsarTransport::publish_delayed(std::string_view queue, std::string body,
+                                        milliseconds delay) {
+  if (impl_->guard.closed()) return impl_->guard.error("publish");
+  if (delay <= milliseconds::zero()) return publish(queue, std::move(body));
+  const SubscriptionType type = impl_->options.subscription_type;
+  if (type != SubscriptionType::Shared && type != SubscriptionType::KeyShared) {
+    return Error(ErrorCode::DelayUnsupported,
+                 "pulsar: publish_delayed to " + spi::quoted(queue) +
+                     " needs a Shared or Key_Shared subscription (subscription_type is " +
+                     std::string(type == SubscriptionType::Exclusive ? "Exclusive" : "Failover") +
+                     "): the broker dispatches a deliverAt message at once to the others");
+  }
+  std::vector<OutgoingMessage> messages;
+  messages.push_back(impl_->message(std::move(body), {}));
+  // Saturated: a delay past the clock's range is "never" rather than an overflow.
+  const milliseconds now =
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  messages.back().deliver_at_ms =
+      (delay > milliseconds::max() - now ? milliseconds::max() : now + delay).count();
+  return impl_->send(queue, std::move(messages));
+}
+
 Status PulsarTransport::republish(std::string_view queue, std::string body,
                                   const ReceivedMessage& source) {
   std::vector<OutgoingMessage> messages;

@@ -4,15 +4,18 @@
 // The transport contract of the testing kit (babelqueue/testing/*_contract.hpp) for
 // PulsarTransport on the shared Pulsar broker, each test on a fresh queue. Pulsar keeps these
 // promises: Transport and HeaderPublisher (riders as string properties beside the six bq-
-// properties of PLS-5, OB-3). Not instantiated: the release and delay suites (no Releaser, no
-// DelayedPublisher), the dead-letter suite (no DeadLetterer: the App writes `<q>.dlq`, PLS-11)
-// and the inspector suite (no Inspector yet).
+// properties of PLS-5, OB-3), DelayedPublisher (deliverAt on the Shared subscription, up to the
+// broker's delayed-delivery tick, 1 s, early), and with `admin_url` Inspector. Not instantiated:
+// the release suites (no Releaser) and the dead-letter suite (no DeadLetterer: the App writes
+// `<q>.dlq`, PLS-11).
 
 #include <babelqueue/pulsar/transport.hpp>
+#include <babelqueue/testing/delayed_publish_contract.hpp>
 #include <babelqueue/testing/header_contract.hpp>
 #include <babelqueue/testing/inspector_contract.hpp>
 #include <babelqueue/testing/transport_contract.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string_view>
 
@@ -25,8 +28,10 @@ namespace {
 constexpr std::string_view kContractProperties[] = {
     "bq-job", "bq-trace-id", "bq-message-id", "bq-schema-version", "bq-source-lang", "bq-attempts"};
 
-// A second settle of a settled message is StaleDelivery and changes nothing.
+// A second settle of a settled message is StaleDelivery and changes nothing. A deliverAt
+// message may come up to the broker's delayedDeliveryTickTimeMillis (1 s) early.
 constexpr Promises kPulsarPromises{.stale_settle_error = ErrorCode::StaleDelivery,
+                                   .delay_granularity = std::chrono::seconds(1),
                                    .own_headers = kContractProperties};
 
 struct PulsarTraits {
@@ -42,6 +47,7 @@ struct PulsarTraits {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, TransportContract, PulsarTraits);
 INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, HeaderContract, PulsarTraits);
+INSTANTIATE_TYPED_TEST_SUITE_P(Pulsar, DelayedPublishContract, PulsarTraits);
 
 }  // namespace babelqueue::testing
 

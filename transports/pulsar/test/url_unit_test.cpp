@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -136,6 +137,25 @@ TEST(PulsarTransport, OpenTransportKnowsBothSchemes) {
   const std::string e = config_error([] { (void)open_transport("pulsar://:s3cret@h?nope=1"); });
   EXPECT_NE(e.find("nope"), std::string::npos) << e;
   EXPECT_EQ(e.find("s3cret"), std::string::npos) << e;
+}
+
+// A deliverAt message goes at once to an Exclusive or Failover subscription: publish_delayed
+// refuses before any I/O, naming why; a delay <= 0 is a publish (here: transient, no broker).
+TEST(PulsarTransport, DelayedPublishNeedsASharedSubscription) {
+  for (const char* type : {"Exclusive", "Failover"}) {
+    PulsarTransport t(std::string("pulsar://127.0.0.1:1?timeout=300&subscription_type=") + type);
+    const Status s = t.publish_delayed("q", "{}", std::chrono::seconds(1));
+    ASSERT_TRUE(s.is(ErrorCode::DelayUnsupported)) << type;
+    EXPECT_NE(std::string(s.error().what()).find(type), std::string::npos) << s.error().what();
+    const Status now = t.publish_delayed("q", "{}", std::chrono::milliseconds(0));
+    ASSERT_FALSE(now.ok());
+    EXPECT_TRUE(now.error().is_transient()) << now.error().what();
+  }
+  // Shared (the default): the longest delay is sent as the latest deliverAt, not an overflow.
+  PulsarTransport shared("pulsar://127.0.0.1:1?timeout=300");
+  const Status longest = shared.publish_delayed("q", "{}", std::chrono::milliseconds::max());
+  ASSERT_FALSE(longest.ok());
+  EXPECT_TRUE(longest.error().is_transient()) << longest.error().what();
 }
 
 TEST(PulsarTransport, UnreachableBrokerIsTransient) {

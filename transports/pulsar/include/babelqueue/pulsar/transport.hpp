@@ -111,13 +111,12 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 /// when the `bq-schema-version` gate rejects (PLS-8). Batched and compressed messages of other
 /// clients arrive as their entries.
 ///
-/// Capabilities: HeaderPublisher, BatchPublisher, Rewinder (a negative ack:
-/// REDELIVER_UNACKNOWLEDGED_MESSAGES, the broker redelivers at once with `redelivery_count` + 1,
-/// PLS-10), Flusher (the batched acks), Inspector (through the broker's admin REST API at
-/// `admin_url`). Ack (PLS-9) = an individual ACK, batched. Dead letters go
-/// to
-/// `<prefix><queue>.dlq` through the App's publish-then-ack (PLS-11; Pulsar's DeadLetterPolicy is
-/// not used). Not offered: Releaser, DelayedPublisher, BrokerDeadLetter.
+/// Capabilities: HeaderPublisher, BatchPublisher, DelayedPublisher (deliverAt, for Shared and
+/// Key_Shared subscriptions), Rewinder (a negative ack: REDELIVER_UNACKNOWLEDGED_MESSAGES, the
+/// broker redelivers at once with `redelivery_count` + 1, PLS-10), Flusher (the batched acks),
+/// Inspector (through the broker's admin REST API at `admin_url`). Ack (PLS-9) = an individual
+/// ACK, batched. Dead letters go to `<prefix><queue>.dlq` through the App's publish-then-ack
+/// (PLS-11; Pulsar's DeadLetterPolicy is not used). Not offered: Releaser, BrokerDeadLetter.
 ///
 /// The first publish to a topic creates the transport's subscription on it (from the earliest
 /// message) before the producer: a topic without a subscription keeps nothing beyond its
@@ -139,6 +138,7 @@ BABELQUEUE_EXPORT std::string topic_of(const Options& options, std::string_view 
 class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
                                                 public HeaderPublisher,
                                                 public BatchPublisher,
+                                                public DelayedPublisher,
                                                 public KeyedRepublisher,
                                                 public Restorer,
                                                 public Rewinder,
@@ -171,6 +171,13 @@ class BABELQUEUE_EXPORT PulsarTransport final : public Transport,
   Status publish_with_headers(std::string_view queue, std::string body,
                               const Headers& headers) override;
   Status publish_batch(std::string_view queue, std::vector<std::string> bodies) override;
+  /// `publish` with the metadata's deliver_at_time = now + `delay` (Pulsar's deliverAt): the
+  /// broker dispatches the message to a Shared or Key_Shared subscription from then on, up to
+  /// its `delayedDeliveryTickTimeMillis` (default 1 s) early unless the broker sets
+  /// `isDelayedDeliveryDeliverAtTimeStrict`. DelayUnsupported when `subscription_type` is
+  /// Exclusive or Failover (the broker would dispatch it at once). `delay` <= 0: `publish`.
+  Status publish_delayed(std::string_view queue, std::string body,
+                         std::chrono::milliseconds delay) override;
   /// `publish` with the message key of `source` (a message of another client's producer that
   /// had one): the key's partition of a partitioned topic, the key of a Key_Shared subscription.
   /// Without a key, as `publish`.
