@@ -12,7 +12,6 @@
 #include <babelqueue/app.hpp>
 #include <babelqueue/artemis/transport.hpp>
 #include <babelqueue/testing/app_flow_contract.hpp>
-#include <babelqueue/testing/fault_kit.hpp>
 
 #include <gtest/gtest.h>
 
@@ -56,11 +55,9 @@ struct ArtemisAppFlowTraits {
       out.push_back({std::move(m.body), std::move(m.properties)});
     return out;
   }
-  // Artemis's count (ready, delivering and scheduled) becomes 0: the broker applies the
-  // dispositions of a closed connection a moment after the close.
+  // Artemis's count (ready, delivering and scheduled) becomes 0.
   static bool nothing_left(const std::string& queue) {
-    const amqp10::test::RawAmqp10 client = raw();
-    return eventually([&] { return client.message_count(queue) == 0; }, kWithin);
+    return artemis::test::count_becomes(raw(), queue, 0) == 0;
   }
   static constexpr std::string_view schema_version_property = "bq_schema_version";
   static constexpr std::string_view attempts_property = "bq_attempts";

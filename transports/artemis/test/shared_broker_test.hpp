@@ -46,6 +46,20 @@ inline RawAmqp10 raw_of(const ArtemisServer& server) {
                    std::string(ArtemisServer::kPassword));
 }
 
+// Waits up to kWithin until the broker counts `n` messages in `queue`: it applies the
+// dispositions of a closed connection a moment after the close (the count is read on another
+// connection). The last count seen.
+inline std::int64_t count_becomes(const RawAmqp10& raw, const std::string& queue, std::int64_t n) {
+  std::int64_t count = -1;
+  babelqueue::testing::eventually(
+      [&] {
+        count = raw.message_count(queue);
+        return count == n;
+      },
+      babelqueue::testing::kWithin);
+  return count;
+}
+
 // A fixture on the shared broker: a raw client and a fresh queue name.
 class SharedBrokerTest : public ::testing::Test {
  protected:
@@ -64,18 +78,9 @@ class SharedBrokerTest : public ::testing::Test {
   RawAmqp10& raw() { return *raw_; }
   const std::string& queue() const { return queue_; }
 
-  // Waits up to kWithin until the broker counts `n` messages in `queue`: it applies the
-  // dispositions of a closed connection a moment after the close (the count is read on another
-  // connection). The last count seen.
+  // count_becomes() of this fixture's raw client.
   std::int64_t count_becomes(const std::string& queue, std::int64_t n) {
-    std::int64_t count = -1;
-    babelqueue::testing::eventually(
-        [&] {
-          count = raw_->message_count(queue);
-          return count == n;
-        },
-        babelqueue::testing::kWithin);
-    return count;
+    return test::count_becomes(*raw_, queue, n);
   }
 
  private:
