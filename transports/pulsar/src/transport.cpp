@@ -624,7 +624,7 @@ Status PulsarTransport::publish_delayed(std::string_view queue, std::string body
     return Error(ErrorCode::DelayUnsupported,
                  "pulsar: publish_delayed to " + spi::quoted(queue) +
                      " needs a Shared or Key_Shared subscription (subscription_type is " +
-                     std::string(type == SubscriptionType::Exclusive ? "Exclusive" : "Failover") +
+                     std::string(subscription_type_name(type)) +
                      "): the broker dispatches a deliverAt message at once to the others");
   }
   std::vector<OutgoingMessage> messages;

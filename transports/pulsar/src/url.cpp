@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace babelqueue::pulsar {
 namespace {
@@ -36,12 +37,9 @@ void take_ms(spi::QueryOptions& q, std::string_view key, std::int64_t min,
   if (const auto v = q.take_int(key, min, kMaxMilliseconds)) out = std::chrono::milliseconds(*v);
 }
 
-SubscriptionType subscription_type(const std::string& name) {
-  if (name == "Exclusive") return SubscriptionType::Exclusive;
-  if (name == "Failover") return SubscriptionType::Failover;
-  if (name == "Key_Shared") return SubscriptionType::KeyShared;
-  return SubscriptionType::Shared;
-}
+constexpr SubscriptionType kSubscriptionTypes[] = {
+    SubscriptionType::Shared, SubscriptionType::Exclusive, SubscriptionType::Failover,
+    SubscriptionType::KeyShared};
 
 // The path /<tenant>/<namespace>: both or neither.
 void take_path(const std::string& path, Options& o) {
@@ -81,9 +79,13 @@ Options parse(std::string_view url, Options o) {
   take_path(uri.path, o);
   spi::QueryOptions q(uri, uri.redacted());
   take_string(q, "subscription", o.subscription);
-  if (const auto v =
-          q.take_choice("subscription_type", {"Shared", "Exclusive", "Failover", "Key_Shared"})) {
-    o.subscription_type = subscription_type(*v);
+  std::vector<std::string_view> type_names;
+  for (const SubscriptionType type : kSubscriptionTypes)
+    type_names.push_back(subscription_type_name(type));
+  if (const auto v = q.take_choice("subscription_type", type_names)) {
+    for (const SubscriptionType type : kSubscriptionTypes) {
+      if (*v == subscription_type_name(type)) o.subscription_type = type;
+    }
   }
   if (const auto v = q.take_int("prefetch", 1, kMaxPrefetch)) {
     o.prefetch = static_cast<std::uint32_t>(*v);
@@ -107,6 +109,20 @@ Options parse(std::string_view url, Options o) {
 }
 
 }  // namespace
+
+std::string_view subscription_type_name(SubscriptionType type) noexcept {
+  switch (type) {
+    case SubscriptionType::Exclusive:
+      return "Exclusive";
+    case SubscriptionType::Failover:
+      return "Failover";
+    case SubscriptionType::KeyShared:
+      return "Key_Shared";
+    case SubscriptionType::Shared:
+      break;
+  }
+  return "Shared";
+}
 
 Options parse_url(std::string_view url, Options base) {
   return spi::with_url_context("pulsar", [&] { return parse(url, std::move(base)); });

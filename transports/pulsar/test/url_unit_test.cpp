@@ -72,6 +72,14 @@ TEST(PulsarUrl, SubscriptionTypes) {
             SubscriptionType::Failover);
   EXPECT_EQ(parse_url("pulsar://h?subscription_type=Shared").subscription_type,
             SubscriptionType::Shared);
+  EXPECT_EQ(parse_url("pulsar://h?subscription_type=Key_Shared").subscription_type,
+            SubscriptionType::KeyShared);
+  for (const SubscriptionType type : {SubscriptionType::Exclusive, SubscriptionType::Shared,
+                                      SubscriptionType::Failover, SubscriptionType::KeyShared}) {
+    const std::string url =
+        "pulsar://h?subscription_type=" + std::string(subscription_type_name(type));
+    EXPECT_EQ(parse_url(url).subscription_type, type) << url;
+  }
   const std::string e = config_error([] { parse_url("pulsar://h?subscription_type=shared"); });
   EXPECT_NE(e.find("subscription_type"), std::string::npos) << e;
   EXPECT_NE(e.find("Key_Shared"), std::string::npos) << e;

@@ -30,6 +30,10 @@ namespace babelqueue::pulsar {
 /// Key_Shared (messages of one key to one consumer).
 enum class SubscriptionType { Exclusive, Shared, Failover, KeyShared };
 
+/// The protocol's and the URL's name of `type`: "Exclusive", "Shared", "Failover", "Key_Shared".
+[[nodiscard]] BABELQUEUE_EXPORT std::string_view subscription_type_name(
+    SubscriptionType type) noexcept;
+
 /// Transport settings (PLS-2). Every member has the default a new transport uses.
 ///
 /// Thread-safety: a value type.
