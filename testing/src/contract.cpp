@@ -20,7 +20,7 @@ std::string unique_queue_name() {
 }
 
 std::string contract_body(std::int64_t n) {
-  return encode(make("urn:babelqueue:contract", Json::object({{"n", n}})));
+  return encode(make(kContractUrn, Json::object({{"n", n}})));
 }
 
 std::optional<std::int64_t> body_number(std::string_view body) {

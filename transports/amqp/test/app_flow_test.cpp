@@ -11,6 +11,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/app_fixture.hpp>
+#include <babelqueue/testing/contract.hpp>
 
 #include <gtest/gtest.h>
 
@@ -37,7 +38,7 @@ using babelqueue::testing::kWithin;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::string_view kUrn = "urn:babelqueue:contract";
+constexpr std::string_view kUrn = babelqueue::testing::kContractUrn;
 constexpr std::string_view kTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 // Runs App::consume on a thread of its own until the object goes.

@@ -14,6 +14,7 @@
 #include <babelqueue/json.hpp>
 #include <babelqueue/redrive.hpp>
 #include <babelqueue/testing/app_fixture.hpp>
+#include <babelqueue/testing/contract.hpp>
 
 #include <gtest/gtest.h>
 
@@ -46,7 +47,7 @@ using babelqueue::testing::kWithin;
 using babelqueue::testing::pop_message;
 using std::chrono::milliseconds;
 
-constexpr std::string_view kUrn = "urn:babelqueue:contract";
+constexpr std::string_view kUrn = babelqueue::testing::kContractUrn;
 
 // A contract body (data {"n": n}) whose meta.queue is `queue`: where its dead-letter record
 // names it came from, and where redrive sends it back.

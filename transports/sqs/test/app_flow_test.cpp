@@ -14,6 +14,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/testing/app_fixture.hpp>
+#include <babelqueue/testing/contract.hpp>
 
 #include <gtest/gtest.h>
 
@@ -41,7 +42,7 @@ using babelqueue::testing::kWithin;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::string_view kUrn = "urn:babelqueue:contract";
+constexpr std::string_view kUrn = babelqueue::testing::kContractUrn;
 
 class SqsAppTest : public SharedEmulatorTest {
  protected:

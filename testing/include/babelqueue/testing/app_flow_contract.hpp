@@ -65,7 +65,7 @@ struct ForeignRecord {
 template <class Traits>
 class AppFlowContract : public ::testing::Test {
  protected:
-  static constexpr std::string_view kUrn = "urn:babelqueue:contract";
+  static constexpr std::string_view kUrn = kContractUrn;
 
   void SetUp() override {
     if constexpr (requires { Traits::set_up(); }) {

@@ -126,7 +126,9 @@ inline constexpr std::chrono::milliseconds kBriefly{200};
 /// A queue name no other test uses: "bq-contract-<random hex>-<counter>" (letters, digits and
 /// '-' only, so every broker accepts it).
 [[nodiscard]] std::string unique_queue_name();
-/// A valid envelope (urn:babelqueue:contract, data {"n": n}, attempts 0), encoded.
+/// The URN of the kit's envelopes (contract_body, the App suites).
+inline constexpr std::string_view kContractUrn = "urn:babelqueue:contract";
+/// A valid envelope (kContractUrn, data {"n": n}, attempts 0), encoded.
 [[nodiscard]] std::string contract_body(std::int64_t n);
 /// data.n of a contract body; nullopt for anything else.
 [[nodiscard]] std::optional<std::int64_t> body_number(std::string_view body);
